@@ -1,0 +1,64 @@
+"""Parse once, collect facts once, run every rule, contain every failure."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import List, Optional, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .facts.analysis import FileFacts
+from .facts.collector import Collector
+from .prefilter import could_trigger, triggers
+from .rules import RULES
+from .settings import DEFAULT_SETTINGS, Settings
+
+LOG = logging.getLogger("flake8.dataloader")
+STRICT_ENV = "FLAKE8_DATALOADER_STRICT"
+
+# (line, 0-based column, code, message)
+Result = Tuple[int, int, str, str]
+
+
+def analyse(source: str, settings: Settings = DEFAULT_SETTINGS, use_prefilter: bool = True) -> List[Result]:
+    """Findings for one file's text. Raises on parse failure or internal error."""
+    if use_prefilter and not could_trigger(source, triggers(RULES, settings)):
+        return []
+    module = cst.parse_module(source)
+    collector = Collector()
+    module.visit(collector)
+    facts = FileFacts(collector, settings.loader_names)
+    findings = [finding for rule in RULES for finding in rule.check(facts, settings)]
+    if not findings:
+        return []
+    # Positions cost a code-generation pass: pay it only for files with findings.
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    results = set()
+    for finding in findings:
+        start = positions[finding.node].start
+        results.add((start.line, start.column, finding.code, finding.message))
+    return sorted(results)
+
+
+def check_source(
+    source: str,
+    filename: str = "<stdin>",
+    settings: Settings = DEFAULT_SETTINGS,
+    use_prefilter: bool = True,
+) -> List[Result]:
+    """Like ``analyse``, but never raises: a failure yields no findings and one log line."""
+    try:
+        return analyse(source, settings, use_prefilter)
+    except (cst.ParserSyntaxError, SyntaxError, TypeError, ValueError, RecursionError, MemoryError) as exc:
+        parse_failure: Optional[BaseException] = exc
+    except Exception as exc:  # our own bug: contain it, but say so loudly
+        if os.environ.get(STRICT_ENV):
+            raise
+        LOG.warning("flake8-dataloader: internal error on %s: %s: %s", filename, type(exc).__name__, exc)
+        return []
+    if os.environ.get(STRICT_ENV) and not isinstance(parse_failure, cst.ParserSyntaxError):
+        raise parse_failure
+    LOG.info("flake8-dataloader: skipped %s: %s", filename, type(parse_failure).__name__)
+    return []

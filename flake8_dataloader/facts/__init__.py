@@ -1,0 +1,1 @@
+"""Facts about one file, gathered in a single LibCST traversal."""

@@ -1,0 +1,305 @@
+"""The one traversal: scopes, bindings, calls, loops, classes, functions, guards."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from .model import CallRecord, ClassInfo, Context, FunctionInfo, LoopInfo, Mutation
+from .resolve import Binding, Scope
+
+
+def is_main_guard(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"``, either way round, either quote style."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    comparison = test.comparisons[0]
+    if not isinstance(comparison.operator, cst.Equal):
+        return False
+    sides = (test.left, comparison.comparator)
+    has_name = any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides)
+    has_main = any(
+        isinstance(s, cst.SimpleString) and s.evaluated_value == "__main__" for s in sides
+    )
+    return has_name and has_main
+
+
+class Collector(cst.CSTVisitor):
+    """Records everything the rules need in a single pass over the module."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.module_scope: Optional[Scope] = None
+        self.scope: Optional[Scope] = None
+        self.functions: Dict[cst.FunctionDef, FunctionInfo] = {}
+        self.classes: Dict[cst.ClassDef, ClassInfo] = {}
+        self.calls: List[CallRecord] = []
+        self.for_loops: List[Tuple[LoopInfo, cst.CSTNode, Context]] = []
+        self.comprehension_iters: List[Tuple[cst.BaseExpression, Context]] = []
+        self.mutations: List[Mutation] = []
+        self.generator_exprs: List[cst.GeneratorExp] = []
+        # Per open function body: its loop stack. Index 0 is the module level.
+        self._loop_stacks: List[List[LoopInfo]] = [[]]
+        self._functions: List[FunctionInfo] = []
+        self._guard_depth = 0
+        self._top_statement: Optional[cst.CSTNode] = None
+        self._top_ids: set = set()
+        self._enter: Dict[int, Callable[[], None]] = {}
+        self._leave: Dict[int, Callable[[], None]] = {}
+
+    # -- context -----------------------------------------------------------
+    @property
+    def _loops(self) -> List[LoopInfo]:
+        return self._loop_stacks[-1]
+
+    def context(self) -> Context:
+        return Context(
+            scope=self.scope,
+            function=self._functions[-1] if self._functions else None,
+            loops=tuple(self._loops),
+            guarded=self._guard_depth > 0,
+            top_statement=self._top_statement,
+        )
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        key = id(node)
+        if key in self._top_ids:
+            self._top_statement = node
+        action = self._enter.pop(key, None)
+        if action is not None:
+            action()
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        action = self._leave.pop(id(original_node), None)
+        if action is not None:
+            action()
+
+    def _around(self, block: cst.CSTNode, enter: Callable[[], None], leave: Callable[[], None]) -> None:
+        self._enter[id(block)] = enter
+        self._leave[id(block)] = leave
+
+    # -- bindings ----------------------------------------------------------
+    def bind(self, name: str, kind: str, **extra) -> None:
+        scope = self.scope.binding_scope(name)
+        scope.add(Binding(name=name, kind=kind, scope=scope, **extra))
+        for loop in self._loops:
+            loop.bound_names.add(name)
+
+    def _bind_target(self, target: cst.BaseExpression, value, stmt: cst.CSTNode, kind: str = "assign") -> None:
+        if isinstance(target, cst.Name):
+            self.bind(target.value, kind, value=value, node=stmt)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for index, element in enumerate(target.elements):
+                inner = element.value
+                if isinstance(inner, cst.Name) and not isinstance(element, cst.StarredElement):
+                    self.bind(inner.value, "unpack" if kind == "assign" else kind, value=value, index=index, node=stmt)
+                else:
+                    self._bind_target(inner, None, stmt, "other")
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value, None, stmt, "other")
+        elif isinstance(target, (cst.Attribute, cst.Subscript)):
+            self._record_store(target, value if kind == "assign" else None)
+
+    def _record_store(self, target, value) -> None:
+        self.mutations.append(Mutation(base=target.value, node=target, ctx=self.context()))
+        if isinstance(target, cst.Attribute) and self._functions:
+            func = self._functions[-1]
+            if func.cls is not None and func.params and isinstance(target.value, cst.Name):
+                if target.value.value == func.params[0]:
+                    func.cls.self_attrs.setdefault(target.attr.value, []).append((value, func))
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module_scope = self.scope = Scope("module", node, None)
+        self._top_ids = {id(stmt) for stmt in node.body}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target.target, node.value, node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, node.value, node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind_target(node.target, None, node, "other")
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind_target(node.target, node.value, node)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, None, node, "other")
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self.bind(node.name.name.value, "other", node=node)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.scope.global_names.update(item.name.value for item in node.names)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = _dotted(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.bind(alias.asname.name.value, "import", qualname=full, node=node)
+            else:
+                head = full.split(".")[0]
+                self.bind(head, "import", qualname=head, node=node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        module = _dotted(node.module) if node.module is not None else ""
+        module = "." * len(node.relative) + module
+        if isinstance(node.names, cst.ImportStar):
+            self.scope.module.star_imports.append(module)
+            return
+        for alias in node.names:
+            name = _dotted(alias.name)
+            local = alias.asname.name.value if alias.asname is not None else name
+            self.bind(local, "import", qualname=f"{module}.{name}", node=node)
+
+    # -- definitions -------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.bind(node.name.value, "def", value=node, node=node)
+        scope = Scope("function", node, self.scope)
+        params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        if isinstance(node.params.star_arg, cst.Param):
+            scope.params.add(node.params.star_arg.name.value)
+        for p in node.params.kwonly_params:
+            scope.params.add(p.name.value)
+        if node.params.star_kwarg is not None:
+            scope.params.add(node.params.star_kwarg.name.value)
+        scope.params.update(params)
+        for name in scope.params:
+            scope.add(Binding(name=name, kind="param", scope=scope, node=node))
+        owner = self.scope.info if self.scope.kind == "class" else None
+        if owner is not None and _is_static(node):
+            owner = None
+            params = ["<static>"] + params  # keep the receiver-free call mapping uniform
+        info = FunctionInfo(
+            node=node,
+            name=node.name.value,
+            scope=scope,
+            params=params,
+            cls=owner,
+            nested=bool(self._functions),
+        )
+        if owner is not None:
+            owner.methods.setdefault(info.name, info)
+        scope.info = info
+        self.functions[node] = info
+
+        def enter() -> None:
+            self.scope = scope
+            self._functions.append(info)
+            self._loop_stacks.append([])
+
+        def leave() -> None:
+            self.scope = scope.parent
+            self._functions.pop()
+            self._loop_stacks.pop()
+
+        self._around(node.body, enter, leave)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.bind(node.name.value, "class", value=node, node=node)
+        scope = Scope("class", node, self.scope)
+        info = ClassInfo(
+            node=node,
+            name=node.name.value,
+            scope=scope,
+            bases=[arg.value for arg in node.bases if arg.keyword is None],
+            local=bool(self._functions),
+        )
+        scope.info = info
+        self.classes[node] = info
+
+        def enter() -> None:
+            self.scope = scope
+
+        def leave() -> None:
+            self.scope = scope.parent
+
+        self._around(node.body, enter, leave)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._functions:
+            self._functions[-1].returns.append(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if self._functions:
+            self._functions[-1].is_generator = True
+
+    # -- control flow ------------------------------------------------------
+    def visit_If(self, node: cst.If) -> None:
+        if self.scope.kind == "module" and not self._functions and is_main_guard(node.test):
+
+            def enter() -> None:
+                self._guard_depth += 1
+
+            def leave() -> None:
+                self._guard_depth -= 1
+
+            self._around(node.body, enter, leave)
+
+    def _open_loop(self, node: cst.CSTNode, body: cst.CSTNode) -> LoopInfo:
+        parent = self._loops[-1] if self._loops else None
+        loop = LoopInfo(node=node, parent=parent)
+
+        def enter() -> None:
+            self._loops.append(loop)
+
+        def leave() -> None:
+            self._loops.pop()
+
+        self._around(body, enter, leave)
+        return loop
+
+    def visit_For(self, node: cst.For) -> None:
+        loop = self._open_loop(node, node.body)
+        self.for_loops.append((loop, node, self.context()))
+        self._bind_target(node.target, node, node, "for")
+        loop.target_names.update(_target_names(node.target))
+        loop.bound_names.update(loop.target_names)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._open_loop(node, node.body)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.comprehension_iters.append((node.iter, self.context()))
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self.generator_exprs.append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(CallRecord(node=node, ctx=self.context()))
+
+
+def _dotted(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+        for d in node.decorators
+    )
+
+
+def _target_names(target: cst.BaseExpression) -> set:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out = set()
+        for element in target.elements:
+            out |= _target_names(element.value)
+        return out
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()

@@ -1,0 +1,198 @@
+"""The facts model: three-state argument values and the records rules read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class Known:
+    value: Any
+
+    def show(self) -> str:
+        return repr(self.value)
+
+
+@dataclass(frozen=True)
+class Unknown:
+    why: str
+    # True when the expression can never evaluate to None (a call, a literal container...).
+    not_none: bool = False
+
+
+class _Omitted:
+    def __repr__(self) -> str:
+        return "Omitted"
+
+
+OMITTED = _Omitted()
+
+
+@dataclass
+class Argument:
+    """One DataLoader parameter as written at a call: state plus where it came from."""
+
+    name: str
+    state: Any  # Known | Unknown | OMITTED
+    expr: Optional[cst.BaseExpression] = None
+    anchor: Optional[cst.CSTNode] = None  # the keyword Arg or positional Arg node
+    via_splat: bool = False
+
+    @property
+    def known(self) -> bool:
+        return isinstance(self.state, Known)
+
+    @property
+    def omitted(self) -> bool:
+        return self.state is OMITTED
+
+    @property
+    def unknown(self) -> bool:
+        return isinstance(self.state, Unknown)
+
+    @property
+    def given(self) -> bool:
+        """Explicitly written as a keyword or positional argument (not via a splat)."""
+        return self.expr is not None
+
+    def known_truthy(self) -> bool:
+        return self.known and bool(self.state.value)
+
+    def known_not_none(self) -> bool:
+        if self.known:
+            return self.state.value is not None
+        return self.unknown and self.state.not_none
+
+
+@dataclass(eq=False)
+class LoopInfo:
+    node: cst.CSTNode  # For or While
+    parent: Optional["LoopInfo"]
+    bound_names: Set[str] = field(default_factory=set)
+    target_names: Set[str] = field(default_factory=set)
+
+    def chain(self) -> Tuple["LoopInfo", ...]:
+        out = []
+        loop: Optional[LoopInfo] = self
+        while loop is not None:
+            out.append(loop)
+            loop = loop.parent
+        return tuple(reversed(out))
+
+
+@dataclass(eq=False)
+class Context:
+    """Where a node sits: its scope, enclosing function, loops and main-guard status."""
+
+    scope: Any  # resolve.Scope
+    function: Optional["FunctionInfo"]
+    loops: Tuple[LoopInfo, ...]
+    guarded: bool
+    top_statement: Optional[cst.CSTNode]
+
+
+@dataclass(eq=False)
+class CallRecord:
+    node: cst.Call
+    ctx: Context
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: cst.FunctionDef
+    name: str
+    scope: Any  # the function's own Scope
+    params: List[str]
+    cls: Optional["ClassInfo"] = None
+    returns: List[Optional[cst.BaseExpression]] = field(default_factory=list)
+    is_generator: bool = False
+    nested: bool = False  # defined inside another function
+
+    @property
+    def is_method(self) -> bool:
+        return self.cls is not None
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    name: str
+    scope: Any  # class body Scope
+    bases: List[cst.BaseExpression]
+    methods: Dict[str, FunctionInfo] = field(default_factory=dict)
+    # self.<attr> = <value> assignments in any method: attr -> [(value, method)]
+    self_attrs: Dict[str, List[Tuple[Optional[cst.BaseExpression], FunctionInfo]]] = field(
+        default_factory=dict
+    )
+    local: bool = False  # defined inside a function
+
+
+@dataclass(eq=False)
+class LoaderCall:
+    """A direct call of a DataLoader (or configured/subclassed loader)."""
+
+    node: cst.Call
+    ctx: Context
+    args: Dict[str, Argument]
+    has_kwargs_splat: bool
+
+    def arg(self, name: str) -> Argument:
+        return self.args[name]
+
+    @property
+    def num_workers(self) -> Argument:
+        return self.args["num_workers"]
+
+    def worker_using(self) -> bool:
+        nw = self.num_workers
+        if nw.known:
+            return isinstance(nw.state.value, (int, float)) and nw.state.value > 0
+        return nw.unknown
+
+    def single_process(self) -> bool:
+        nw = self.num_workers
+        return nw.omitted or (nw.known and nw.state.value == 0)
+
+
+@dataclass(eq=False)
+class LoaderSite:
+    """A place where a loader object comes into being, seen from its own scope.
+
+    For a direct call, ``calls`` is that call; for a call of a same-file
+    factory, it is the loader calls the factory returns.
+    """
+
+    node: cst.Call
+    ctx: Context
+    calls: List[LoaderCall]
+
+    def worker_using(self) -> bool:
+        return any(c.worker_using() for c in self.calls)
+
+    def single_process(self) -> bool:
+        return all(c.single_process() for c in self.calls)
+
+
+@dataclass(eq=False)
+class IterationSite:
+    """A loader iterated at ``node``; ``loops`` are the non-header loops around it."""
+
+    site: LoaderSite
+    node: cst.CSTNode
+    ctx: Context
+    loops: Tuple[LoopInfo, ...]
+    header: Optional[LoopInfo] = None
+    repeated_inside: bool = False  # the callee iterates it in a loop of its own
+
+
+@dataclass(eq=False)
+class Mutation:
+    """Attribute/item assignment on ``base``, or a method call on it."""
+
+    base: cst.BaseExpression
+    node: cst.CSTNode
+    ctx: Context
+    method: Optional[str] = None

@@ -1,0 +1,249 @@
+"""Scopes, bindings, import resolution and constant evaluation.
+
+A small resolver of our own: an import table and every binding per scope,
+filled during the one traversal. It replaces LibCST's scope and
+qualified-name providers, which cost several parses' worth of time.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Set, Union
+
+import libcst as cst
+
+from .model import Known, Unknown
+
+# A resolved target: an external dotted name, or a definition in this file.
+Target = Union[str, cst.FunctionDef, cst.ClassDef, None]
+
+
+@dataclass(eq=False)
+class Binding:
+    name: str
+    kind: str  # assign | unpack | import | def | class | param | for | other
+    scope: "Scope"
+    value: Optional[cst.CSTNode] = None  # assigned expression, def/class node
+    qualname: Optional[str] = None  # for imports
+    index: Optional[int] = None  # position in a tuple target
+    node: Optional[cst.CSTNode] = None  # the statement that binds
+
+
+class Scope:
+    def __init__(self, kind: str, node: cst.CSTNode, parent: Optional["Scope"]):
+        self.kind = kind  # module | function | class
+        self.node = node
+        self.parent = parent
+        self.bindings: Dict[str, List[Binding]] = {}
+        self.params: Set[str] = set()
+        self.global_names: Set[str] = set()
+        self.star_imports: List[str] = []
+        self.info = None  # FunctionInfo or ClassInfo
+
+    @property
+    def module(self) -> "Scope":
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    def add(self, binding: Binding) -> None:
+        self.bindings.setdefault(binding.name, []).append(binding)
+
+    def binding_scope(self, name: str) -> "Scope":
+        """Scope whose bindings a write of ``name`` here goes to."""
+        if name in self.global_names:
+            return self.module
+        return self
+
+    def lookup(self, name: str) -> Optional["Scope"]:
+        """The scope a read of ``name`` here resolves to (LEGB, skipping class bodies)."""
+        scope: Optional[Scope] = self
+        first = True
+        while scope is not None:
+            if scope.kind != "class" or first:
+                if name in scope.global_names:
+                    return self.module if name in self.module.bindings else None
+                if name in scope.bindings:
+                    return scope
+            first = False
+            scope = scope.parent
+        return None
+
+    def bindings_of(self, name: str) -> List[Binding]:
+        scope = self.lookup(name)
+        return scope.bindings[name] if scope is not None else []
+
+
+def dotted_name(expr: cst.CSTNode) -> Optional[str]:
+    """``a.b.c`` as text, or None when the expression is not a plain dotted name."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = dotted_name(expr.value)
+        return f"{base}.{expr.attr.value}" if base else None
+    return None
+
+
+def resolve(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> FrozenSet[Target]:
+    """Every target the expression may denote; None among them means 'something else'."""
+    if _depth > 20:
+        return frozenset({None})
+    if isinstance(expr, cst.Name):
+        bindings = scope.bindings_of(expr.value)
+        if not bindings:
+            stars = scope.module.star_imports
+            if stars:
+                return frozenset(f"{mod}.{expr.value}" for mod in stars)
+            return frozenset({f"builtins.{expr.value}"})
+        out: Set[Target] = set()
+        for binding in bindings:
+            if binding.kind == "import":
+                out.add(binding.qualname)
+            elif binding.kind in ("def", "class"):
+                out.add(binding.value)
+            elif binding.kind == "assign" and binding.value is not None:
+                out |= resolve(binding.value, binding.scope, _depth + 1)
+            else:
+                out.add(None)
+        return frozenset(out)
+    if isinstance(expr, cst.Attribute):
+        out = set()
+        for base in resolve(expr.value, scope, _depth + 1):
+            out.add(f"{base}.{expr.attr.value}" if isinstance(base, str) else None)
+        return frozenset(out)
+    if isinstance(expr, cst.IfExp):
+        return resolve(expr.body, scope, _depth + 1) | resolve(expr.orelse, scope, _depth + 1)
+    return frozenset({None})
+
+
+def resolve_one(expr: cst.CSTNode, scope: Scope) -> Target:
+    """The single target of an expression, or None when it has none or several."""
+    targets = resolve(expr, scope)
+    if len(targets) == 1:
+        return next(iter(targets))
+    return None
+
+
+def qualname_in(expr: cst.CSTNode, scope: Scope, names: FrozenSet[str]) -> bool:
+    targets = resolve(expr, scope)
+    return bool(targets) and all(isinstance(t, str) and t in names for t in targets)
+
+
+_BINARY = {
+    cst.Add: operator.add,
+    cst.Subtract: operator.sub,
+    cst.Multiply: operator.mul,
+    cst.FloorDivide: operator.floordiv,
+    cst.Divide: operator.truediv,
+    cst.Modulo: operator.mod,
+}
+_NOT_NONE_NODES = (
+    cst.Call,
+    cst.Lambda,
+    cst.List,
+    cst.Tuple,
+    cst.Dict,
+    cst.Set,
+    cst.ListComp,
+    cst.DictComp,
+    cst.SetComp,
+    cst.GeneratorExp,
+    cst.FormattedString,
+    cst.Comparison,
+)
+
+
+def evaluate(expr: cst.BaseExpression, scope: Scope, _depth: int = 0):
+    """Known(value) for literals and constants bound once; Unknown(why) otherwise."""
+    if _depth > 20:
+        return Unknown("too deep")
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return Known(expr.evaluated_value)
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        value = expr.evaluated_value
+        return Known(value) if value is not None else Unknown("f-string", not_none=True)
+    if isinstance(expr, cst.Name):
+        if expr.value in ("True", "False", "None"):
+            return Known({"True": True, "False": False, "None": None}[expr.value])
+        return _evaluate_name(expr.value, scope, _depth)
+    if isinstance(expr, cst.UnaryOperation):
+        inner = evaluate(expr.expression, scope, _depth + 1)
+        if isinstance(inner, Known):
+            try:
+                if isinstance(expr.operator, cst.Minus):
+                    return Known(-inner.value)
+                if isinstance(expr.operator, cst.Plus):
+                    return Known(+inner.value)
+                if isinstance(expr.operator, cst.Not):
+                    return Known(not inner.value)
+            except TypeError:
+                pass
+        return Unknown("expression", not_none=isinstance(expr.operator, cst.Not))
+    if isinstance(expr, cst.BinaryOperation):
+        op = _BINARY.get(type(expr.operator))
+        left = evaluate(expr.left, scope, _depth + 1)
+        right = evaluate(expr.right, scope, _depth + 1)
+        if op and isinstance(left, Known) and isinstance(right, Known):
+            if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (left.value, right.value)):
+                try:
+                    return Known(op(left.value, right.value))
+                except (ArithmeticError, ValueError):
+                    pass
+        return Unknown("expression")
+    if isinstance(expr, cst.BooleanOperation):
+        left = evaluate(expr.left, scope, _depth + 1)
+        if isinstance(left, Known):
+            is_and = isinstance(expr.operator, cst.And)
+            if bool(left.value) != is_and:
+                return left
+            return evaluate(expr.right, scope, _depth + 1)
+        return Unknown("expression")
+    if isinstance(expr, _NOT_NONE_NODES):
+        return Unknown("expression", not_none=True)
+    return Unknown("expression")
+
+
+def _evaluate_name(name: str, scope: Scope, depth: int):
+    owner = scope.lookup(name)
+    if owner is None:
+        return Unknown(f"{name} is not bound in this file")
+    if name in owner.params:
+        return Unknown(f"{name} is a parameter")
+    bindings = owner.bindings[name]
+    if len(bindings) != 1:
+        return Unknown(f"{name} is bound {len(bindings)} times")
+    binding = bindings[0]
+    if binding.kind != "assign" or binding.value is None:
+        return Unknown(f"{name} is not a constant", not_none=binding.kind in ("def", "class", "import"))
+    return evaluate(binding.value, binding.scope, depth + 1)
+
+
+def can_be_none(expr: cst.BaseExpression) -> bool:
+    """Syntactically: a literal None, or a conditional with a branch that can be None."""
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return True
+    if isinstance(expr, cst.IfExp):
+        return can_be_none(expr.body) or can_be_none(expr.orelse)
+    return False
+
+
+def names_in(node: cst.CSTNode) -> Set[str]:
+    """Every bare name read in an expression (attribute names excluded)."""
+    found: Set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(_Names())
+    return found

@@ -1,0 +1,53 @@
+"""The flake8 adapter: options in, (line, col, message, type) out. Nothing else."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Iterator, List, Tuple, Type
+
+from . import __version__
+from .engine import check_source
+from .rules import RULES
+from .settings import DEFAULT_SETTINGS, START_METHODS, Settings, SettingsError
+
+
+class DataLoaderChecker:
+    name = "flake8-dataloader"
+    version = __version__
+    settings: Settings = DEFAULT_SETTINGS
+
+    def __init__(self, tree, lines: List[str], filename: str) -> None:
+        self.lines = lines
+        self.filename = filename
+
+    @classmethod
+    def add_options(cls, option_manager) -> None:
+        option_manager.add_option(
+            "--dataloader-names",
+            default="",
+            parse_from_config=True,
+            comma_separated_list=True,
+            help="Extra qualified names of DataLoader classes (e.g. mypkg.data.Loader).",
+        )
+        option_manager.add_option(
+            "--dataloader-start-method",
+            default="auto",
+            choices=START_METHODS,
+            parse_from_config=True,
+            help="Start method the code must be safe under (default: auto = every platform).",
+        )
+        option_manager.extend_default_ignore([rule.CODE for rule in RULES if rule.DEFAULT_OFF])
+
+    @classmethod
+    def parse_options(cls, options: argparse.Namespace) -> None:
+        try:
+            cls.settings = Settings.build(options.dataloader_names, options.dataloader_start_method)
+        except SettingsError as exc:
+            raise SystemExit(f"flake8: error: {exc}") from None
+
+    def run(self) -> Iterator[Tuple[int, int, str, Type["DataLoaderChecker"]]]:
+        source = "".join(self.lines)
+        if source.startswith("\ufeff"):
+            source = source[1:]
+        for line, column, _code, message in check_source(source, self.filename, self.settings):
+            yield line, column, message, type(self)

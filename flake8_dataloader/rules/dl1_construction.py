@@ -1,0 +1,322 @@
+"""DL1xx: DataLoader settings PyTorch rejects."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from ..facts.model import LoaderCall
+from ..facts.model import Known
+from ..facts.resolve import can_be_none, evaluate, resolve
+from .base import Finding, Rule, show, show_workers, source_of
+
+
+def _anchor(call: LoaderCall, name: str) -> cst.CSTNode:
+    return call.args[name].anchor or call.node
+
+
+class PersistentWorkersWithoutWorkers(Rule):
+    """
+    ## What it does
+    Flags `persistent_workers=True` on a loader that is proven single-process:
+    `num_workers` is `0` (a literal or a constant bound once) or omitted.
+
+    ## Why is this bad?
+    `DataLoader.__init__` raises `ValueError: persistent_workers option needs
+    num_workers > 0`. The script dies before the first batch.
+
+    ## Example
+    ```python
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(dataset, batch_size=32, persistent_workers=True)
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(dataset, batch_size=32, num_workers=4, persistent_workers=True)
+    ```
+
+    ## Options
+    `--dataloader-names` adds loader classes.
+
+    ## Known limits
+    A `num_workers` that is a parameter, a CLI value or bound twice is unknown:
+    DL104 covers the crash that waits for `--workers 0`. Through `**kwargs`,
+    `num_workers` is unknown and nothing is reported.
+
+    Anchor: the `persistent_workers=` keyword.
+    """
+
+    CODE = "DL101"
+    NAME = "persistent-workers-without-workers"
+    MESSAGE = (
+        "persistent_workers={value} with {workers} raises ValueError; "
+        "drop persistent_workers or set num_workers > 0"
+    )
+    TRIGGERS = ("persistent_workers",)
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        for call in facts.loader_calls.values():
+            persistent = call.args["persistent_workers"]
+            if call.single_process() and persistent.known_truthy():
+                yield cls.finding(
+                    _anchor(call, "persistent_workers"), value=show(persistent), workers=show_workers(call)
+                )
+
+
+class PrefetchWithoutWorkers(Rule):
+    """
+    ## What it does
+    Flags `prefetch_factor` set to anything but `None` on a loader that is
+    proven single-process (`num_workers` 0 or omitted).
+
+    ## Why is this bad?
+    Since torch 2.0, `DataLoader.__init__` raises `ValueError: prefetch_factor
+    option could only be specified in multiprocessing.let num_workers > 0 to
+    enable multiprocessing, otherwise set prefetch_factor to None.`
+    (torch 1.7–1.13 raised only for values other than 2.)
+
+    ## Example
+    ```python
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(dataset, batch_size=32, num_workers=0, prefetch_factor=4)
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(dataset, batch_size=32, num_workers=0)
+    ```
+
+    ## Options
+    `--dataloader-names` adds loader classes.
+
+    ## Known limits
+    Unknown `num_workers` is DL104's business. Anchor: the `prefetch_factor=` keyword.
+    """
+
+    CODE = "DL102"
+    NAME = "prefetch-without-workers"
+    MESSAGE = (
+        "prefetch_factor={value} with {workers} raises ValueError (torch>=2.0); "
+        "drop prefetch_factor or set num_workers > 0"
+    )
+    TRIGGERS = ("prefetch_factor",)
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        for call in facts.loader_calls.values():
+            prefetch = call.args["prefetch_factor"]
+            if call.single_process() and prefetch.known_not_none():
+                yield cls.finding(_anchor(call, "prefetch_factor"), value=show(prefetch), workers=show_workers(call))
+
+
+class RejectedCombination(Rule):
+    """
+    ## What it does
+    Flags argument combinations `DataLoader` rejects, when the values are known:
+    negative `num_workers` or `timeout`; `sampler` with `shuffle=True`;
+    `batch_sampler` with `batch_size` other than 1 (`None` included),
+    `shuffle=True`, a `sampler` or `drop_last=True`; `batch_size=None` with
+    `drop_last=True`; `multiprocessing_context` or `timeout > 0` without
+    workers; an `IterableDataset` subclass of this file given `shuffle=True`,
+    a `sampler` or a `batch_sampler`.
+
+    ## Why is this bad?
+    Each raises at construction (`ValueError`) or at the first `iter()`
+    (`AssertionError: _SingleProcessDataLoaderIter requires timeout == 0`).
+    The exact texts are in FACTS.md and reproduced by `python -m runtime_checks`.
+
+    ## Example
+    ```python
+    from torch.utils.data import DataLoader, RandomSampler
+
+    loader = DataLoader(dataset, sampler=RandomSampler(dataset), shuffle=True, num_workers=2)
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.data import DataLoader, RandomSampler
+
+    loader = DataLoader(dataset, sampler=RandomSampler(dataset), num_workers=2)
+    ```
+
+    ## Options
+    `--dataloader-names` adds loader classes.
+
+    ## Known limits
+    A sampler counts as given when it is a call or a constant that is not
+    `None`; a name that may be `None` (`sampler = S(ds) if ddp else None`) is
+    not reported. Anchor: the offending keyword (for mutually exclusive
+    pairs, the one to remove).
+    """
+
+    CODE = "DL103"
+    NAME = "rejected-argument-combination"
+    MESSAGE = "{detail}"
+    TRIGGERS = ("DataLoader",)
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        for call in facts.loader_calls.values():
+            for name, detail in cls._problems(call, facts):
+                yield cls.finding(_anchor(call, name), detail=detail)
+
+    @staticmethod
+    def _problems(call: LoaderCall, facts):
+        a = call.args
+        workers = show_workers(call)
+        for name in ("num_workers", "timeout"):
+            arg = a[name]
+            if arg.known and isinstance(arg.state.value, (int, float)) and arg.state.value < 0:
+                fix = "0 to load in the main process" if name == "num_workers" else "0 (no timeout) or seconds > 0"
+                yield name, f"{name}={show(arg)} is negative and raises ValueError; use {fix}"
+        sampler, batch_sampler = a["sampler"], a["batch_sampler"]
+        if sampler.known_not_none() and a["shuffle"].known_truthy():
+            yield "shuffle", (
+                f"shuffle={show(a['shuffle'])} with a sampler raises ValueError (mutually exclusive); "
+                "drop shuffle, the sampler decides the order"
+            )
+        if batch_sampler.known_not_none():
+            batch_size = a["batch_size"]
+            if batch_size.known and batch_size.state.value != 1:
+                yield "batch_size", _with_batch_sampler("batch_size", show(batch_size))
+            if a["shuffle"].known_truthy():
+                yield "shuffle", _with_batch_sampler("shuffle", show(a["shuffle"]))
+            if sampler.known_not_none():
+                yield "sampler", _with_batch_sampler("sampler", show(sampler))
+            if a["drop_last"].known_truthy():
+                yield "drop_last", _with_batch_sampler("drop_last", show(a["drop_last"]))
+        if a["batch_size"].known and a["batch_size"].state.value is None and a["drop_last"].known_truthy():
+            yield "drop_last", "drop_last=True with batch_size=None raises ValueError; drop drop_last"
+        if call.single_process():
+            context = a["multiprocessing_context"]
+            if context.given and not (context.known and context.state.value is None):
+                yield "multiprocessing_context", (
+                    f"multiprocessing_context with {workers} raises ValueError; "
+                    "drop it or set num_workers > 0"
+                )
+            timeout = a["timeout"]
+            if timeout.known and isinstance(timeout.state.value, (int, float)) and timeout.state.value > 0:
+                yield "timeout", (
+                    f"timeout={show(timeout)} with {workers} raises AssertionError at the "
+                    "first batch; drop timeout or set num_workers > 0"
+                )
+        dataset = a["dataset"]
+        if dataset.expr is not None:
+            cls = facts.instance_class(dataset.expr, call.ctx.scope)
+            if cls is not None and facts.dataset_kind(cls) == "iterable":
+                if a["shuffle"].known_truthy():
+                    yield "shuffle", _with_iterable("shuffle", cls.name)
+                for name in ("sampler", "batch_sampler"):
+                    if a[name].known_not_none():
+                        yield name, _with_iterable(name, cls.name)
+
+
+def _with_batch_sampler(name: str, value: str) -> str:
+    return f"{name}={value} with a batch_sampler raises ValueError (mutually exclusive); drop {name}"
+
+
+def _with_iterable(name: str, cls: str) -> str:
+    return f"{name} with IterableDataset {cls} raises ValueError; shuffle or sample inside the dataset"
+
+
+_POSITIVE_CALLS = frozenset({"os.cpu_count", "multiprocessing.cpu_count", "os.process_cpu_count"})
+
+
+def _provably_positive(expr: cst.BaseExpression, scope) -> bool:
+    """`max(1, ...)`, `os.cpu_count()`: unknown values that cannot be 0."""
+    if not isinstance(expr, cst.Call):
+        return False
+    targets = resolve(expr.func, scope)
+    if targets and all(t in _POSITIVE_CALLS for t in targets):
+        return True
+    if targets == frozenset({"builtins.max"}):
+        for arg in expr.args:
+            value = evaluate(arg.value, scope)
+            if isinstance(value, Known) and isinstance(value.value, int) and value.value > 0:
+                return True
+    return False
+
+
+class CrashWithZeroWorkers(Rule):
+    """
+    ## What it does
+    Flags `persistent_workers=True`, or an explicit `prefetch_factor` that
+    cannot be `None`, when `num_workers` is written as an expression whose
+    value is unknown here (a CLI flag, a parameter, a config value).
+
+    ## Why is this bad?
+    The script works until someone runs it with `--workers 0`, the usual way
+    to debug a loader in one process; then `DataLoader.__init__` raises
+    `ValueError` (`persistent_workers option needs num_workers > 0`, or the
+    `prefetch_factor` error).
+
+    ## Example
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def make_loader(dataset, workers):
+        return DataLoader(dataset, batch_size=32, num_workers=workers, persistent_workers=True)
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def make_loader(dataset, workers):
+        return DataLoader(dataset, batch_size=32, num_workers=workers, persistent_workers=workers > 0)
+    ```
+
+    ## Options
+    `--dataloader-names` adds loader classes.
+
+    ## Known limits
+    Not reported through a `**kwargs` splat, nor when `num_workers` is
+    `max(k, ...)` with a known `k > 0` or `os.cpu_count()`, which cannot be 0.
+    Anchor: the `persistent_workers=` or `prefetch_factor=` keyword.
+    """
+
+    CODE = "DL104"
+    NAME = "crash-with-zero-workers"
+    MESSAGE = "{name}={value} raises ValueError when num_workers ({workers}) is 0; use {fix}"
+    TRIGGERS = ("persistent_workers", "prefetch_factor")
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        for call in facts.loader_calls.values():
+            workers = call.num_workers
+            if not (workers.given and workers.unknown):
+                continue
+            if _provably_positive(workers.expr, call.ctx.scope):
+                continue
+            expr = source_of(workers.expr)
+            persistent = call.args["persistent_workers"]
+            if persistent.known and persistent.state.value is True:
+                yield cls.finding(
+                    _anchor(call, "persistent_workers"),
+                    name="persistent_workers",
+                    value=show(persistent),
+                    workers=expr,
+                    fix=f"persistent_workers={expr} > 0",
+                )
+            prefetch = call.args["prefetch_factor"]
+            if prefetch.given and not can_be_none(prefetch.expr):
+                if prefetch.known and prefetch.state.value is None:
+                    continue
+                yield cls.finding(
+                    _anchor(call, "prefetch_factor"),
+                    name="prefetch_factor",
+                    value=show(prefetch),
+                    workers=expr,
+                    fix=f"prefetch_factor={show(prefetch)} if {expr} > 0 else None",
+                )

@@ -1,0 +1,47 @@
+"""The plugin's options, parsed once per flake8 run into a frozen object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import FrozenSet, Iterable
+
+from .facts.constants import DEFAULT_LOADER_NAMES
+
+START_METHODS = ("auto", "spawn", "forkserver", "fork")
+
+
+class SettingsError(ValueError):
+    """An option value that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    loader_names: FrozenSet[str] = DEFAULT_LOADER_NAMES
+    start_method: str = "auto"
+    extra_triggers: FrozenSet[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def build(cls, names: Iterable[str] = (), start_method: str = "auto") -> "Settings":
+        extra = []
+        for raw in names:
+            name = raw.strip()
+            if not name:
+                continue
+            parts = name.split(".")
+            if not all(part.isidentifier() for part in parts):
+                raise SettingsError(
+                    f"--dataloader-names: {name!r} is not a dotted Python name (e.g. mypkg.data.Loader)"
+                )
+            extra.append(name)
+        if start_method not in START_METHODS:
+            raise SettingsError(
+                f"--dataloader-start-method: {start_method!r} is not one of {', '.join(START_METHODS)}"
+            )
+        return cls(
+            loader_names=DEFAULT_LOADER_NAMES | frozenset(extra),
+            start_method=start_method,
+            extra_triggers=frozenset(name.rsplit(".", 1)[-1] for name in extra),
+        )
+
+
+DEFAULT_SETTINGS = Settings()
