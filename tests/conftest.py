@@ -1,0 +1,11 @@
+import os
+import sys
+from pathlib import Path
+
+# Bugs in the plugin must fail tests, never be swallowed.
+os.environ.setdefault("FLAKE8_DATALOADER_STRICT", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))

@@ -1,0 +1,27 @@
+"""Every fixture yields exactly the (line, column, code) set its comments state."""
+
+import pytest
+
+from flake8_dataloader.engine import analyse
+
+from .conftest import FIXTURES
+from .harness import expectations, fixture_files, option_args, settings_from_argv
+
+FILES = fixture_files(FIXTURES)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(FIXTURES)) for p in FILES])
+def test_fixture_findings_are_exact(path):
+    source = path.read_text(encoding="utf-8")
+    settings = settings_from_argv(option_args(source))
+    found = {(line, col, code) for line, col, code, _ in analyse(source, settings)}
+    expected = expectations(source)
+    assert sorted(found - expected) == [], "unexpected findings"
+    assert sorted(expected - found) == [], "missing findings"
+
+
+def test_every_fixture_finding_is_also_found_without_prefilter():
+    for path in FILES:
+        source = path.read_text(encoding="utf-8")
+        settings = settings_from_argv(option_args(source))
+        assert analyse(source, settings) == analyse(source, settings, use_prefilter=False), path
