@@ -529,8 +529,25 @@ class FileFacts:
                         IterationSite(site, record.node, record.ctx, record.ctx.loops, None, repeated)
                     )
 
+    def calls_in(self, func: Optional[FunctionInfo]):
+        return calls_by_function(self).get(func, [])
+
+    def reachable(self, cls: ClassInfo, roots: Iterable[str]) -> List[FunctionInfo]:
+        return reachable_methods(self, cls, roots)
+
     def iterations_of(self, site: LoaderSite) -> List[IterationSite]:
         return [it for it in self.iterations if it.site is site]
+
+    def iterated_repeatedly(self, site: LoaderSite) -> bool:
+        """Iterated inside a loop that did not build it (every epoch), here or in a callee."""
+        for it in self.iterations_of(site):
+            if it.repeated_inside or any(loop not in site.ctx.loops for loop in it.loops):
+                return True
+        return False
+
+    def sites_of_call(self, call: LoaderCall) -> List[LoaderSite]:
+        """The sites a loader call reaches the program through (itself, or factory calls)."""
+        return [site for site in self.sites.values() if call in site.calls]
 
     def loader_sites_using(self, cls: ClassInfo) -> List[LoaderSite]:
         """Direct loader calls whose dataset argument is an instance of ``cls``."""
@@ -570,3 +587,31 @@ def read_arguments(call: cst.Call, ctx: Context, custom_init: bool = False) -> L
         else:
             args[name] = Argument(name, OMITTED)
     return LoaderCall(node=call, ctx=ctx, args=args, has_kwargs_splat=kwsplat)
+
+
+def calls_by_function(facts: "FileFacts"):
+    """Call records grouped by enclosing function (None for module level), built once."""
+    cache = getattr(facts, "_calls_by_function", None)
+    if cache is None:
+        cache = defaultdict(list)
+        for record in facts.collector.calls:
+            cache[record.ctx.function].append(record)
+        facts._calls_by_function = cache
+    return cache
+
+
+def reachable_methods(facts: "FileFacts", cls: ClassInfo, roots: Iterable[str]) -> List[FunctionInfo]:
+    """Methods of ``cls`` run from ``roots``, following ``self.m()`` and same-file helpers."""
+    by_function = calls_by_function(facts)
+    todo = [m for m in (facts.method(cls, name) for name in roots) if m is not None]
+    seen: List[FunctionInfo] = []
+    while todo:
+        func = todo.pop()
+        if func in seen:
+            continue
+        seen.append(func)
+        for record in by_function.get(func, ()):
+            found = facts.callees.get(record.node)
+            if found is not None and found[0] not in seen:
+                todo.append(found[0])
+    return seen

@@ -6,10 +6,35 @@ from .dl1_construction import (
     PrefetchWithoutWorkers,
     RejectedCombination,
 )
+from .dl2_randomness import HalfSeededRun, UnseededDatasetRng, WorkerSeedIgnoresEpoch
+from .dl3_start_method import UnguardedEntryPoint, UnguardedStartMethod, UnpicklableWorkerPayload
+from .dl4_lifecycle import (
+    DistributedSamplerWithoutSetEpoch,
+    LoaderRebuiltInLoop,
+    MissingShutdownMethod,
+    PersistentWorkersDisabled,
+    StaleDatasetInPersistentWorkers,
+    SynchronousLoading,
+)
+from .dl5_correctness import SingleUseIterableDataset, UnshardedIterableDataset
 
 RULES = (
     PersistentWorkersWithoutWorkers,
     PrefetchWithoutWorkers,
     RejectedCombination,
     CrashWithZeroWorkers,
+    UnseededDatasetRng,
+    HalfSeededRun,
+    WorkerSeedIgnoresEpoch,
+    UnguardedEntryPoint,
+    UnpicklableWorkerPayload,
+    UnguardedStartMethod,
+    LoaderRebuiltInLoop,
+    PersistentWorkersDisabled,
+    StaleDatasetInPersistentWorkers,
+    MissingShutdownMethod,
+    DistributedSamplerWithoutSetEpoch,
+    SynchronousLoading,
+    UnshardedIterableDataset,
+    SingleUseIterableDataset,
 )

@@ -1,0 +1,460 @@
+"""DL2xx: randomness in worker processes."""
+
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from ..facts import constants as C
+from ..facts.analysis import last_name
+from ..facts.model import ClassInfo, FunctionInfo, Known
+from ..facts.resolve import evaluate, qualname_in, resolve
+from .base import Finding, Rule, source_of
+
+DRAW_ROOTS = ("__getitem__", "__getitems__", "__iter__", "__next__")
+RESEED_METHODS = frozenset({"seed", "manual_seed"})
+
+
+def _is_rng_constructor(expr, scope) -> bool:
+    return isinstance(expr, cst.Call) and qualname_in(expr.func, scope, C.RNG_CONSTRUCTORS)
+
+
+def _qualnames(call: cst.Call, scope) -> Set[str]:
+    return {t for t in resolve(call.func, scope) if isinstance(t, str)}
+
+
+def _is_self_attr(expr, method: FunctionInfo, attr: Optional[str] = None) -> bool:
+    return (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and bool(method.params)
+        and expr.value.value == method.params[0]
+        and (attr is None or expr.attr.value == attr)
+    )
+
+
+class UnseededDatasetRng(Rule):
+    """
+    ## What it does
+    Flags an RNG object (`np.random.default_rng`, `np.random.RandomState`,
+    `np.random.Generator`, `random.Random`, `torch.Generator`) that a
+    `Dataset`/`IterableDataset` subclass of this file creates in `__init__` or
+    its class body, or takes from module level, and draws from in
+    `__getitem__`/`__iter__` (or the methods they call) without reseeding it
+    per worker.
+
+    ## Why is this bad?
+    PyTorch reseeds `random`, `torch` and the global `np.random` in every
+    worker, but an RNG object held by the dataset is copied into each worker
+    with the same state, whatever seed it was given. All workers draw the
+    same "random" augmentations. Measured (2 workers, 8 samples, 3 epochs):
+    4 unique draws of 24 without persistent workers (each epoch replays the
+    same stream), 12 of 24 with them; the global RNGs give 24 of 24. A
+    `torch.Generator` on the dataset also crashes spawn/forkserver workers.
+
+    ## Example
+    ```python
+    import numpy as np
+    from torch.utils.data import Dataset
+
+
+    class RandomCrops(Dataset):
+        def __init__(self, images, seed=0):
+            self.images = images
+            self.rng = np.random.default_rng(seed)
+
+        def __len__(self):
+            return len(self.images)
+
+        def __getitem__(self, index):
+            top = self.rng.integers(0, 8)
+            return self.images[index][top:top + 24]
+    ```
+
+    ## Use instead
+    ```python
+    import numpy as np
+    from torch.utils.data import Dataset, get_worker_info
+
+
+    class RandomCrops(Dataset):
+        def __init__(self, images, seed=0):
+            self.images = images
+            self.seed = seed
+            self.rng = None
+
+        def __len__(self):
+            return len(self.images)
+
+        def __getitem__(self, index):
+            if self.rng is None:
+                info = get_worker_info()
+                self.rng = np.random.default_rng(info.seed if info is not None else self.seed)
+            top = self.rng.integers(0, 8)
+            return self.images[index][top:top + 24]
+    ```
+
+    ## Options
+    None.
+
+    ## Known limits
+    Not reported when the methods that draw (or same-file helpers they call)
+    use `get_worker_info()`, `torch.initial_seed()`, `.seed()`/`.manual_seed()`
+    on the RNG or re-create it, nor when the file has loaders of the class
+    and every one passes a `worker_init_fn` (assumed to reseed it). Draws are
+    seen through calls: `self.rng.method(...)` or `self.rng` passed to a call.
+    Anchor: the RNG creation.
+    """
+
+    CODE = "DL201"
+    NAME = "unseeded-dataset-rng"
+    MESSAGE = (
+        "{rng} of {cls} is copied into every worker with the same state (workers draw identical "
+        "numbers); reseed it per worker from get_worker_info().seed"
+    )
+    TRIGGERS = ("Dataset",)
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        module_rngs = cls._module_rngs(facts)
+        for klass in facts.classes.values():
+            if facts.dataset_kind(klass) is None:
+                continue
+            rngs = cls._held_rngs(facts, klass)
+            if not rngs and not module_rngs:
+                continue
+            methods = facts.reachable(klass, DRAW_ROOTS)
+            drawn, reseeded = cls._draws(facts, klass, methods, rngs, module_rngs)
+            if not drawn - reseeded:
+                continue
+            loaders = facts.loader_sites_using(klass)
+            if loaders and all(cls._passes_init_fn(call) for call in loaders):
+                continue
+            for key in sorted(drawn - reseeded):
+                creation = rngs.get(key) or module_rngs.get(key)
+                label = f"self.{key}" if key in rngs else key
+                yield cls.finding(creation, rng=label, cls=klass.name)
+
+    @staticmethod
+    def _passes_init_fn(call) -> bool:
+        arg = call.args["worker_init_fn"]
+        return arg.unknown or (arg.known and arg.state.value is not None)
+
+    @staticmethod
+    def _module_rngs(facts) -> Dict[str, cst.Call]:
+        out = {}
+        for name, bindings in facts.module_scope.bindings.items():
+            if len(bindings) == 1 and bindings[0].kind == "assign":
+                if _is_rng_constructor(bindings[0].value, facts.module_scope):
+                    out[name] = bindings[0].value
+        return out
+
+    @staticmethod
+    def _held_rngs(facts, klass: ClassInfo) -> Dict[str, cst.Call]:
+        """self.<attr> RNGs created in __init__ or the class body (own or inherited)."""
+        out: Dict[str, cst.Call] = {}
+        for owner in [klass, *facts.base_classes(klass)]:
+            for name, bindings in owner.scope.bindings.items():
+                for binding in bindings:
+                    if binding.kind == "assign" and _is_rng_constructor(binding.value, owner.scope):
+                        out.setdefault(name, binding.value)
+            for attr, values in owner.self_attrs.items():
+                for value, method in values:
+                    if method.name == "__init__" and _is_rng_constructor(value, method.scope):
+                        out.setdefault(attr, value)
+        return out
+
+    @staticmethod
+    def _draws(facts, klass, methods, rngs, module_rngs) -> Tuple[Set[str], Set[str]]:
+        drawn: Set[str] = set()
+        reseeded: Set[str] = set()
+        per_worker = False
+        for method in methods:
+            for record in facts.calls_in(method):
+                call, scope = record.node, record.ctx.scope
+                names = _qualnames(call, scope)
+                if any(n.endswith("get_worker_info") for n in names) or names & C.PER_ITERATOR_SEED_SOURCES:
+                    per_worker = True
+                func = call.func
+                receiver = func.value if isinstance(func, cst.Attribute) else None
+                key = None
+                if receiver is not None and _is_self_attr(receiver, method) and receiver.attr.value in rngs:
+                    key = receiver.attr.value
+                elif isinstance(receiver, cst.Name) and receiver.value in module_rngs:
+                    if scope.lookup(receiver.value) is facts.module_scope:
+                        key = receiver.value
+                if key is not None:
+                    (reseeded if func.attr.value in RESEED_METHODS else drawn).add(key)
+                for arg in call.args:
+                    value = arg.value
+                    if _is_self_attr(value, method) and value.attr.value in rngs:
+                        drawn.add(value.attr.value)
+                    elif isinstance(value, cst.Name) and value.value in module_rngs:
+                        if scope.lookup(value.value) is facts.module_scope:
+                            drawn.add(value.value)
+            for attr, values in klass.self_attrs.items():
+                for value, where in values:
+                    if where is method and attr in rngs and _is_rng_constructor(value, method.scope):
+                        reseeded.add(attr)
+        if per_worker:
+            reseeded |= drawn
+        return drawn, reseeded
+
+
+def _torch_seeded(facts) -> Tuple[bool, bool]:
+    """(seeds random/np.random, seeds torch or may through an imported *seed* helper)."""
+    nontorch = torch = False
+    for record in facts.collector.calls:
+        names = _qualnames(record.node, record.ctx.scope)
+        if names & C.GLOBAL_NONTORCH_SEEDERS:
+            nontorch = True
+        elif names & C.TORCH_SEEDERS:
+            torch = True
+        elif any(
+            "seed" in n.rsplit(".", 1)[-1] and not n.startswith(("builtins.", "random.", "numpy."))
+            for n in names
+        ):
+            torch = True  # an imported set_seed/seed_all helper: assume it seeds torch
+    return nontorch, torch
+
+
+class HalfSeededRun(Rule):
+    """
+    ## What it does
+    Flags a loader that shuffles (`shuffle=True`, or a random sampler built
+    in this file) or uses workers, and passes no `generator=`, in a file that
+    seeds `random` or `np.random` but never torch (`torch.manual_seed`,
+    Lightning's `seed_everything`, `transformers.set_seed`, Accelerate's
+    `set_seed`).
+
+    ## Why is this bad?
+    The file wants reproducible runs, but the shuffle order and every
+    worker's seed are drawn from torch's global generator, which nobody
+    seeded: two runs differ. Measured: `random.seed` + `np.random.seed`
+    alone give different orders across runs; `torch.manual_seed(0)` or
+    `generator=` alone give identical ones.
+
+    ## Example
+    ```python
+    import random
+
+    import numpy as np
+    from torch.utils.data import DataLoader
+
+    random.seed(0)
+    np.random.seed(0)
+    loader = DataLoader(dataset, batch_size=32, shuffle=True)
+    ```
+
+    ## Use instead
+    ```python
+    import random
+
+    import numpy as np
+    import torch
+    from torch.utils.data import DataLoader
+
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(0)
+    loader = DataLoader(dataset, batch_size=32, shuffle=True)
+    ```
+
+    ## Options
+    None.
+
+    ## Known limits
+    A call of any imported helper whose name contains `seed` (`utils.set_seed`)
+    is assumed to seed torch. Not reported through a `**kwargs` splat (it may
+    carry `generator=`). A sampler given its own `generator=` counts as seeded.
+    Anchor: the loader call.
+    """
+
+    CODE = "DL202"
+    NAME = "half-seeded-run"
+    MESSAGE = (
+        "random/np.random are seeded but torch is not and this loader has no generator=: "
+        "{what} differ between runs; call torch.manual_seed(seed) or pass generator="
+    )
+    TRIGGERS = ("seed",)
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        nontorch, torch = _torch_seeded(facts)
+        if not nontorch or torch:
+            return
+        for call in facts.loader_calls.values():
+            generator = call.args["generator"]
+            if not (generator.omitted or (generator.known and generator.state.value is None)):
+                continue
+            shuffles = call.args["shuffle"].known_truthy() or cls._random_sampler(facts, call)
+            workers = call.worker_using()
+            if shuffles or workers:
+                what = " and ".join(w for w, on in (("shuffle order", shuffles), ("worker seeds", workers)) if on)
+                yield cls.finding(call.node, what=what)
+
+    @staticmethod
+    def _random_sampler(facts, call) -> bool:
+        sampler = call.args["sampler"]
+        expr, scope = sampler.expr, call.ctx.scope
+        if isinstance(expr, cst.Name):
+            bindings = scope.bindings_of(expr.value)
+            if len(bindings) != 1 or bindings[0].kind != "assign":
+                return False
+            expr, scope = bindings[0].value, bindings[0].scope
+        if not isinstance(expr, cst.Call) or not qualname_in(expr.func, scope, C.RANDOM_SAMPLERS):
+            return False
+        return not any(arg.keyword is not None and arg.keyword.value == "generator" for arg in expr.args)
+
+
+SEEDING_CALLS = C.GLOBAL_NONTORCH_SEEDERS | {"torch.manual_seed", "torch.random.manual_seed"} | C.RNG_CONSTRUCTORS
+_PURE_BUILTINS = frozenset({"builtins.int", "builtins.abs", "builtins.hash", "builtins.str"})
+
+
+class WorkerSeedIgnoresEpoch(Rule):
+    """
+    ## What it does
+    Flags a `worker_init_fn` (passed as `worker_init_fn=` directly, through
+    `functools.partial` or a splatted dict, or any function whose first
+    parameter is `worker_id`) that seeds an RNG from `worker_id` and
+    constants alone.
+
+    ## Why is this bad?
+    PyTorch already gives every worker a unique seed, drawn afresh for each
+    epoch's iterator. Reseeding from `worker_id` overrides that: without
+    persistent workers every epoch replays the same random stream, and so
+    does every run. Measured: 8 unique draws of 24 (2 workers, 3 epochs).
+
+    ## Example
+    ```python
+    import numpy as np
+
+
+    def seed_worker(worker_id):
+        np.random.seed(42 + worker_id)
+    ```
+
+    ## Use instead
+    ```python
+    import numpy as np
+    import torch
+
+
+    def seed_worker(worker_id):
+        np.random.seed(torch.initial_seed() % 2**32)
+    ```
+
+    ## Options
+    None.
+
+    ## Known limits
+    Seeds derived from any call other than `int`/`abs`/`hash`/`str` (for
+    example `torch.initial_seed()`, `np.random.get_state()`, `time.time()`)
+    count as per-iterator sources. Attributes of a parameter (`cfg.seed`) are
+    constants. Anchor: the `def`.
+    """
+
+    CODE = "DL203"
+    NAME = "worker-seed-ignores-epoch"
+    MESSAGE = (
+        "worker_init_fn {name} seeds from worker_id and constants only: every epoch and every run "
+        "replays the same random stream; seed from torch.initial_seed() or get_worker_info().seed"
+    )
+    TRIGGERS = ("worker_init_fn", "worker_id")
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        for func in cls._init_functions(facts):
+            if cls._seeds_statically(facts, func):
+                yield cls.finding(func.node, name=func.name)
+
+    @classmethod
+    def _init_functions(cls, facts) -> List[FunctionInfo]:
+        found: List[FunctionInfo] = []
+
+        def add(expr, scope) -> None:
+            if expr is None:
+                return
+            if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
+                expr = expr.args[0].value
+            targets = resolve(expr, scope)
+            for target in targets:
+                func = facts.functions.get(target) if isinstance(target, cst.FunctionDef) else None
+                if func is not None and func not in found:
+                    found.append(func)
+
+        for func in facts.functions.values():
+            if func.params and func.params[0] == "worker_id":
+                found.append(func)
+        for call in facts.loader_calls.values():
+            add(call.args["worker_init_fn"].expr, call.ctx.scope)
+            for arg in call.node.args:
+                if arg.star == "**":
+                    for mapping, scope in cls._dict_sources(arg.value, call.ctx.scope):
+                        add(mapping, scope)
+        return found
+
+    @staticmethod
+    def _dict_sources(expr, scope):
+        if isinstance(expr, cst.Name):
+            bindings = scope.bindings_of(expr.value)
+            if len(bindings) == 1 and bindings[0].kind == "assign":
+                expr, scope = bindings[0].value, bindings[0].scope
+        if isinstance(expr, cst.Dict):
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                    if element.key.evaluated_value == "worker_init_fn":
+                        yield element.value, scope
+        elif isinstance(expr, cst.Call) and last_name(expr.func) == "dict":
+            for arg in expr.args:
+                if arg.keyword is not None and arg.keyword.value == "worker_init_fn":
+                    yield arg.value, scope
+
+    @classmethod
+    def _seeds_statically(cls, facts, func: FunctionInfo) -> bool:
+        for record in facts.calls_in(func):
+            call, scope = record.node, record.ctx.scope
+            names = _qualnames(call, scope)
+            is_seeding = bool(names & SEEDING_CALLS) or (
+                isinstance(call.func, cst.Attribute) and call.func.attr.value in RESEED_METHODS
+            )
+            if not is_seeding:
+                continue
+            seed = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "seed"), None)
+            if seed is not None and cls._static(seed, scope, func, set()):
+                return True
+        return False
+
+    @classmethod
+    def _static(cls, expr, scope, func: FunctionInfo, seen: Set[str]) -> bool:
+        """True when the value depends only on parameters and constants."""
+        if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+            return True
+        if isinstance(expr, cst.Name):
+            if expr.value in func.scope.params:
+                return True
+            if expr.value in seen:
+                return False
+            seen.add(expr.value)
+            owner = scope.lookup(expr.value)
+            if owner is func.scope:
+                bindings = owner.bindings[expr.value]
+                return all(
+                    b.kind == "assign" and b.value is not None and cls._static(b.value, b.scope, func, seen)
+                    for b in bindings
+                )
+            return isinstance(evaluate(expr, scope), Known)
+        if isinstance(expr, cst.BinaryOperation):
+            return cls._static(expr.left, scope, func, seen) and cls._static(expr.right, scope, func, seen)
+        if isinstance(expr, cst.UnaryOperation):
+            return cls._static(expr.expression, scope, func, seen)
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            base = expr.value
+            return isinstance(base, cst.Name) and base.value in func.scope.params
+        if isinstance(expr, cst.Call):
+            targets = resolve(expr.func, scope)
+            return bool(targets) and targets <= _PURE_BUILTINS and all(
+                cls._static(a.value, scope, func, seen) for a in expr.args
+            )
+        return False

@@ -1,0 +1,377 @@
+"""DL3xx: safety under the spawn and forkserver start methods."""
+
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Optional, Set
+
+import libcst as cst
+
+from ..facts import constants as C
+from ..facts.model import FunctionInfo, Known, LoaderCall, LoaderSite
+from ..facts.resolve import evaluate, resolve
+from .base import Finding, Rule
+
+SET_START_METHOD = frozenset(f"{m}.set_start_method" for m in C.MULTIPROCESSING_MODULES)
+GET_CONTEXT = frozenset(f"{m}.get_context" for m in C.MULTIPROCESSING_MODULES)
+
+
+def _first_arg(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if (arg.keyword is None and not arg.star) or (arg.keyword is not None and arg.keyword.value == keyword):
+            return arg.value
+    return None
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _calls_of(facts, names) -> List:
+    return [
+        r for r in facts.collector.calls
+        if any(t in names for t in resolve(r.node.func, r.ctx.scope) if isinstance(t, str))
+    ]
+
+
+def _is_fork(expr, scope) -> bool:
+    value = evaluate(expr, scope)
+    return isinstance(value, Known) and value.value == "fork"
+
+
+def file_forces_fork(facts, settings) -> bool:
+    """`--dataloader-start-method=fork`, or a module-level set_start_method("fork")."""
+    if settings.start_method == "fork":
+        return True
+    for record in _calls_of(facts, SET_START_METHOD):
+        method = _first_arg(record.node, "method")
+        if record.ctx.function is None and method is not None and _is_fork(method, record.ctx.scope):
+            return True
+    return False
+
+
+def uses_fork_context(call: LoaderCall) -> bool:
+    """multiprocessing_context="fork" or get_context("fork"), directly or through a name bound once."""
+    arg = call.args["multiprocessing_context"]
+    if arg.known:
+        return arg.state.value == "fork"
+    expr, scope = arg.expr, call.ctx.scope
+    if isinstance(expr, cst.Name):
+        bindings = scope.bindings_of(expr.value)
+        if len(bindings) != 1 or bindings[0].kind != "assign":
+            return False
+        expr, scope = bindings[0].value, bindings[0].scope
+    if isinstance(expr, cst.Call) and all(t in GET_CONTEXT for t in resolve(expr.func, scope)):
+        method = _first_arg(expr, "method")
+        return method is not None and _is_fork(method, scope)
+    return False
+
+
+def spawn_exposed(site: LoaderSite) -> bool:
+    """A worker-using loader that does not pin the fork start method."""
+    return site.worker_using() and not all(uses_fork_context(c) for c in site.calls)
+
+
+class UnguardedEntryPoint(Rule):
+    """
+    ## What it does
+    Flags module-level code outside `if __name__ == "__main__":` that iterates
+    a loader with workers, or calls a function of this file that (directly or
+    through other calls) iterates one.
+
+    ## Why is this bad?
+    Under spawn (Windows, macOS) and forkserver (Linux from Python 3.14) each
+    worker imports the main module again. Unguarded, that import tries to
+    start workers of its own: each worker dies with `RuntimeError: An attempt
+    has been made to start a new process before the current process has
+    finished its bootstrapping phase`, and the main process raises
+    `RuntimeError: DataLoader worker (pid(s) ...) exited unexpectedly` at the
+    first batch.
+
+    ## Example
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def main():
+        loader = DataLoader(dataset, batch_size=32, num_workers=4)
+        for batch in loader:
+            pass
+
+
+    main()
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def main():
+        loader = DataLoader(dataset, batch_size=32, num_workers=4)
+        for batch in loader:
+            pass
+
+
+    if __name__ == "__main__":
+        main()
+    ```
+
+    ## Options
+    `--dataloader-start-method=fork` turns the rule off (Linux up to Python
+    3.13 only); so does a module-level `set_start_method("fork")` or
+    `multiprocessing_context="fork"` on the loader.
+
+    ## Known limits
+    Calls are followed within the file only (functions, methods through
+    `self` and module-level instances of classes of the file). Anchor: the
+    module-level statement, or the call.
+    """
+
+    CODE = "DL301"
+    NAME = "unguarded-entry-point"
+    MESSAGE = (
+        "{what} at module level without an `if __name__ == \"__main__\":` guard: under spawn/forkserver "
+        "every worker re-imports this module and dies; move it under the guard"
+    )
+    TRIGGERS = ("DataLoader",)
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        if file_forces_fork(facts, settings):
+            return
+        iterating = cls._functions_iterating(facts)
+        reported: Set[cst.CSTNode] = set()
+        for it in facts.iterations:
+            if it.ctx.function is None and not it.ctx.guarded and spawn_exposed(it.site):
+                statement = it.ctx.top_statement
+                if statement not in reported:
+                    reported.add(statement)
+                    yield cls.finding(statement, what="a loader with workers is iterated")
+        for record in facts.calls_in(None):
+            found = facts.callees.get(record.node)
+            if record.ctx.guarded or found is None or found[0] not in iterating:
+                continue
+            if record.ctx.top_statement not in reported:
+                reported.add(record.ctx.top_statement)
+                yield cls.finding(record.node, what=f"{found[0].name}() iterates a loader with workers and runs")
+
+    @staticmethod
+    def _functions_iterating(facts) -> Set[FunctionInfo]:
+        out = {it.ctx.function for it in facts.iterations if it.ctx.function is not None and spawn_exposed(it.site)}
+        changed = True
+        while changed:
+            changed = False
+            for record in facts.collector.calls:
+                found = facts.callees.get(record.node)
+                caller = record.ctx.function
+                if found is not None and found[0] in out and caller is not None and caller not in out:
+                    out.add(caller)
+                    changed = True
+        return out
+
+
+PICKLED_PARAMETERS = ("dataset", "collate_fn", "worker_init_fn")
+
+
+class UnpicklableWorkerPayload(Rule):
+    """
+    ## What it does
+    Flags a lambda, a nested function, a class defined inside a function or
+    a generator object passed as `dataset`, `collate_fn` or `worker_init_fn`
+    of a loader with workers, or nested inside such an argument (a
+    `transforms.Lambda(lambda x: ...)` in the dataset's transform), following
+    names bound once; and a Dataset class of this file that stores a lambda or
+    nested function on `self`, when a loader with workers gets an instance.
+
+    ## Why is this bad?
+    Under spawn and forkserver these three arguments are pickled for every
+    worker. `iter(loader)` fails in the main process: `AttributeError: Can't
+    pickle local object '...<locals>...'` (Python 3.10–3.12), `Can't get local
+    object` (3.13), `PicklingError` (3.14); a module-level lambda fails too,
+    a generator with `TypeError: cannot pickle 'generator' object`. Samplers
+    stay in the main process and are never pickled: not reported.
+
+    ## Example
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def main():
+        loader = DataLoader(dataset, num_workers=2, collate_fn=lambda batch: batch)
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def keep_as_list(batch):
+        return batch
+
+
+    def main():
+        loader = DataLoader(dataset, num_workers=2, collate_fn=keep_as_list)
+    ```
+
+    ## Options
+    Off under `--dataloader-start-method=fork`, a module-level
+    `set_start_method("fork")`, or `multiprocessing_context="fork"`.
+
+    ## Known limits
+    Values built by calling functions (`build_transform()`) are not followed.
+    Anchor: the lambda, def or class reference inside the call, else the call.
+    """
+
+    CODE = "DL302"
+    NAME = "unpicklable-worker-payload"
+    MESSAGE = "{what} passed as {param} cannot be pickled for spawn/forkserver workers; {fix}"
+    TRIGGERS = ("DataLoader",)
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        if file_forces_fork(facts, settings):
+            return
+        for call in facts.loader_calls.values():
+            if not call.worker_using() or uses_fork_context(call):
+                continue
+            inside = _descendants(call.node)
+            seen_anchors: Set[cst.CSTNode] = set()
+            for param in PICKLED_PARAMETERS:
+                arg = call.args[param]
+                if arg.expr is None:
+                    continue
+                for node, what, fix in cls._unpicklable(facts, arg.expr, call.ctx.scope, set()):
+                    anchor = node if node in inside else call.node
+                    if anchor not in seen_anchors:
+                        seen_anchors.add(anchor)
+                        yield cls.finding(anchor, what=what, param=param, fix=fix)
+
+    @classmethod
+    def _unpicklable(cls, facts, expr, scope, seen):
+        if isinstance(expr, cst.Lambda):
+            yield expr, "a lambda", "use a module-level def"
+            return
+        if isinstance(expr, cst.GeneratorExp):
+            yield expr, "a generator object", "pass a Dataset (or a list) instead"
+            return
+        if isinstance(expr, cst.Name):
+            yield from cls._follow_name(facts, expr, scope, seen)
+            return
+        if isinstance(expr, cst.Call):
+            targets = resolve(expr.func, scope)
+            if len(targets) == 1:
+                target = next(iter(targets))
+                func = facts.functions.get(target) if isinstance(target, cst.FunctionDef) else None
+                if func is not None and func.is_generator:
+                    yield expr, f"a generator object from {func.name}()", "pass a Dataset (or a list) instead"
+                    return
+                klass = facts.class_of_def(target)
+                if klass is not None and cls._stores_local_callable(facts, klass):
+                    yield expr, f"a {klass.name} holding a lambda or nested function on self", (
+                        "store a module-level function instead"
+                    )
+            for arg in expr.args:
+                yield from cls._unpicklable(facts, arg.value, scope, seen)
+            return
+        for child in expr.children:
+            if isinstance(child, cst.BaseExpression) or isinstance(child, (cst.Element, cst.DictElement, cst.Arg)):
+                yield from cls._unpicklable(facts, child, scope, seen)
+            elif hasattr(child, "value") and isinstance(getattr(child, "value"), cst.BaseExpression):
+                yield from cls._unpicklable(facts, child.value, scope, seen)
+
+    @classmethod
+    def _follow_name(cls, facts, name: cst.Name, scope, seen):
+        owner = scope.lookup(name.value)
+        if owner is None or (id(owner), name.value) in seen:
+            return
+        seen.add((id(owner), name.value))
+        bindings = owner.bindings[name.value]
+        if len(bindings) != 1:
+            return
+        binding = bindings[0]
+        if binding.kind == "def" and facts.functions[binding.value].nested:
+            yield name, f"nested function {name.value}", "define it at module level"
+        elif binding.kind == "class" and facts.classes[binding.value].local:
+            yield name, f"function-local class {name.value}", "define it at module level"
+        elif binding.kind == "assign" and binding.value is not None:
+            yield from cls._unpicklable(facts, binding.value, binding.scope, seen)
+
+    @classmethod
+    def _stores_local_callable(cls, facts, klass) -> bool:
+        for owner in [klass, *facts.base_classes(klass)]:
+            for values in owner.self_attrs.values():
+                for value, method in values:
+                    if value is not None and any(True for _ in cls._unpicklable(facts, value, method.scope, set())):
+                        return True
+        return False
+
+
+def _descendants(node: cst.CSTNode) -> Set[cst.CSTNode]:
+    out: Set[cst.CSTNode] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        out.add(current)
+        stack.extend(current.children)
+    return out
+
+
+class UnguardedStartMethod(Rule):
+    """
+    ## What it does
+    Flags `multiprocessing.set_start_method(...)` or
+    `torch.multiprocessing.set_start_method(...)` at module level, outside the
+    `__main__` guard, without `force=True`.
+
+    ## Why is this bad?
+    Under spawn/forkserver every worker re-imports the main module and runs
+    the call again; the start method is already set in the worker, so each
+    one dies with `RuntimeError: context has already been set`, even when the
+    loop itself is guarded.
+
+    ## Example
+    ```python
+    import torch.multiprocessing as mp
+
+    mp.set_start_method("spawn")
+    ```
+
+    ## Use instead
+    ```python
+    import torch.multiprocessing as mp
+
+    if __name__ == "__main__":
+        mp.set_start_method("spawn")
+    ```
+
+    ## Options
+    None.
+
+    ## Known limits
+    `set_start_method("fork")` is not reported: forked workers do not
+    re-import the module. Anchor: the call.
+    """
+
+    CODE = "DL303"
+    NAME = "unguarded-start-method"
+    MESSAGE = (
+        "set_start_method() at module level runs again in every spawned worker and raises "
+        "'context has already been set'; call it under the `__main__` guard"
+    )
+    TRIGGERS = ("set_start_method",)
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        for record in _calls_of(facts, SET_START_METHOD):
+            if record.ctx.function is not None or record.ctx.guarded:
+                continue
+            if record.ctx.scope.kind != "module":
+                continue
+            force = _keyword(record.node, "force")
+            if force is not None and not (isinstance(evaluate(force, record.ctx.scope), Known)
+                                          and not evaluate(force, record.ctx.scope).value):
+                continue
+            method = _first_arg(record.node, "method")
+            if method is not None and _is_fork(method, record.ctx.scope):
+                continue
+            yield cls.finding(record.node)

@@ -1,0 +1,191 @@
+"""DL5xx: data correctness when workers copy an IterableDataset."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from ..facts.analysis import last_name
+from ..facts.model import ClassInfo, FunctionInfo
+from ..facts.resolve import resolve
+from .base import Finding, Rule, show_workers, source_of
+
+
+def _iterable_classes(facts):
+    return [k for k in facts.classes.values() if facts.dataset_kind(k) == "iterable"]
+
+
+def _shards_by_worker(facts, klass: ClassInfo) -> bool:
+    for method in facts.reachable(klass, ("__iter__", "__next__")):
+        for record in facts.calls_in(method):
+            if last_name(record.node.func) == "get_worker_info":
+                return True
+            if any(isinstance(t, str) and t.endswith("get_worker_info") for t in resolve(record.node.func, record.ctx.scope)):
+                return True
+    return False
+
+
+class UnshardedIterableDataset(Rule):
+    """
+    ## What it does
+    Flags a loader with workers and no `worker_init_fn` given an instance of
+    an `IterableDataset` subclass of this file whose `__iter__` (or what it
+    calls) never consults `get_worker_info()`.
+
+    ## Why is this bad?
+    Each worker receives its own copy of the dataset and iterates all of it:
+    every sample comes out once per worker. Measured: 2 workers, every sample
+    twice; 3 workers, three times. No error, just a silently multiplied epoch.
+
+    ## Example
+    ```python
+    from torch.utils.data import DataLoader, IterableDataset
+
+
+    class Lines(IterableDataset):
+        def __init__(self, path):
+            self.path = path
+
+        def __iter__(self):
+            with open(self.path) as handle:
+                yield from handle
+
+
+    loader = DataLoader(Lines("train.txt"), batch_size=32, num_workers=4)
+    ```
+
+    ## Use instead
+    ```python
+    import itertools
+
+    from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+
+    class Lines(IterableDataset):
+        def __init__(self, path):
+            self.path = path
+
+        def __iter__(self):
+            info = get_worker_info()
+            worker, workers = (0, 1) if info is None else (info.id, info.num_workers)
+            with open(self.path) as handle:
+                yield from itertools.islice(handle, worker, None, workers)
+
+
+    loader = DataLoader(Lines("train.txt"), batch_size=32, num_workers=4)
+    ```
+
+    ## Options
+    None.
+
+    ## Known limits
+    A `worker_init_fn` is assumed to shard the copy. Anchor: the loader call.
+    """
+
+    CODE = "DL501"
+    NAME = "unsharded-iterable-dataset"
+    MESSAGE = (
+        "IterableDataset {cls} is not split by get_worker_info(): each worker yields the whole stream "
+        "({workers}: every sample once per worker); shard it in __iter__ by worker id"
+    )
+    TRIGGERS = ("IterableDataset",)
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        for klass in _iterable_classes(facts):
+            if _shards_by_worker(facts, klass):
+                continue
+            for call in facts.loader_sites_using(klass):
+                init_fn = call.args["worker_init_fn"]
+                has_init = init_fn.unknown or (init_fn.known and init_fn.state.value is not None)
+                if call.worker_using() and not has_init:
+                    yield cls.finding(call.node, cls=klass.name, workers=show_workers(call))
+
+
+def _single_use_return(facts, klass: ClassInfo) -> Optional[str]:
+    """'self' or 'self.<attr>' when __iter__ hands back an object that is exhausted after one pass."""
+    method: Optional[FunctionInfo] = facts.method(klass, "__iter__")
+    if method is None or method.is_generator or not method.params:
+        return None
+    receiver = method.params[0]
+    for value in method.returns:
+        if isinstance(value, cst.Name) and value.value == receiver:
+            return receiver
+        if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == receiver:
+            return source_of(value)
+    return None
+
+
+class SingleUseIterableDataset(Rule):
+    """
+    ## What it does
+    Flags an `IterableDataset` subclass of this file whose `__iter__` returns
+    `self` or an iterator stored on `self` (instead of being a generator or
+    building a fresh iterator), when a loader iterated every epoch uses it
+    with persistent workers or in a single process.
+
+    ## Why is this bad?
+    The first epoch exhausts the iterator; every later epoch is silently
+    empty. Measured: 20, 0, 0 samples over 3 epochs with persistent workers;
+    10, 0, 0 with `num_workers=0`. There is no "cannot re-enter" error.
+    Non-persistent workers get a fresh copy each epoch and keep working.
+
+    ## Example
+    ```python
+    from torch.utils.data import IterableDataset
+
+
+    class Stream(IterableDataset):
+        def __init__(self, items):
+            self.items = iter(items)
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            return next(self.items)
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.data import IterableDataset
+
+
+    class Stream(IterableDataset):
+        def __init__(self, items):
+            self.items = items
+
+        def __iter__(self):
+            yield from self.items
+    ```
+
+    ## Options
+    None.
+
+    ## Known limits
+    Anchor: the `__iter__` definition.
+    """
+
+    CODE = "DL502"
+    NAME = "single-use-iterable-dataset"
+    MESSAGE = (
+        "{cls}.__iter__ returns {what}: the stream is used up after the first epoch and later epochs "
+        "are silently empty ({mode}); make __iter__ a generator (yield)"
+    )
+    TRIGGERS = ("IterableDataset",)
+
+    @classmethod
+    def check(cls, facts, settings) -> Iterator[Finding]:
+        for klass in _iterable_classes(facts):
+            what = _single_use_return(facts, klass)
+            if what is None:
+                continue
+            for call in facts.loader_sites_using(klass):
+                persistent = call.args["persistent_workers"].known_truthy()
+                if not (persistent or call.single_process()):
+                    continue
+                if any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
+                    mode = "persistent workers" if persistent else "num_workers=0"
+                    yield cls.finding(facts.method(klass, "__iter__").node, cls=klass.name, what=what, mode=mode)
+                    break
