@@ -17,7 +17,13 @@ RESEED_METHODS = frozenset({"seed", "manual_seed"})
 
 
 def _is_rng_constructor(expr, scope) -> bool:
-    return isinstance(expr, cst.Call) and qualname_in(expr.func, scope, C.RNG_CONSTRUCTORS)
+    """An RNG constructor call, also chained: `torch.Generator().manual_seed(0)`."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Attribute) and func.attr.value in RESEED_METHODS and isinstance(func.value, cst.Call):
+        return _is_rng_constructor(func.value, scope)
+    return qualname_in(func, scope, C.RNG_CONSTRUCTORS)
 
 
 def _qualnames(call: cst.Call, scope) -> Set[str]:
@@ -110,7 +116,7 @@ class UnseededDatasetRng(Rule):
     CODE = "DL201"
     NAME = "unseeded-dataset-rng"
     MESSAGE = (
-        "{rng} of {cls} is copied into every worker with the same state (workers draw identical "
+        "{rng} of {klass} is copied into every worker with the same state (workers draw identical "
         "numbers); reseed it per worker from get_worker_info().seed"
     )
     TRIGGERS = ("Dataset",)
@@ -134,7 +140,7 @@ class UnseededDatasetRng(Rule):
             for key in sorted(drawn - reseeded):
                 creation = rngs.get(key) or module_rngs.get(key)
                 label = f"self.{key}" if key in rngs else key
-                yield cls.finding(creation, rng=label, cls=klass.name)
+                yield cls.finding(creation, rng=label, klass=klass.name)
 
     @staticmethod
     def _passes_init_fn(call) -> bool:

@@ -86,7 +86,7 @@ class UnshardedIterableDataset(Rule):
     CODE = "DL501"
     NAME = "unsharded-iterable-dataset"
     MESSAGE = (
-        "IterableDataset {cls} is not split by get_worker_info(): each worker yields the whole stream "
+        "IterableDataset {klass} is not split by get_worker_info(): each worker yields the whole stream "
         "({workers}: every sample once per worker); shard it in __iter__ by worker id"
     )
     TRIGGERS = ("IterableDataset",)
@@ -100,7 +100,7 @@ class UnshardedIterableDataset(Rule):
                 init_fn = call.args["worker_init_fn"]
                 has_init = init_fn.unknown or (init_fn.known and init_fn.state.value is not None)
                 if call.worker_using() and not has_init:
-                    yield cls.finding(call.node, cls=klass.name, workers=show_workers(call))
+                    yield cls.finding(call.node, klass=klass.name, workers=show_workers(call))
 
 
 def _single_use_return(facts, klass: ClassInfo) -> Optional[str]:
@@ -170,7 +170,7 @@ class SingleUseIterableDataset(Rule):
     CODE = "DL502"
     NAME = "single-use-iterable-dataset"
     MESSAGE = (
-        "{cls}.__iter__ returns {what}: the stream is used up after the first epoch and later epochs "
+        "{klass}.__iter__ returns {what}: the stream is used up after the first epoch and later epochs "
         "are silently empty ({mode}); make __iter__ a generator (yield)"
     )
     TRIGGERS = ("IterableDataset",)
@@ -187,5 +187,5 @@ class SingleUseIterableDataset(Rule):
                     continue
                 if any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
                     mode = "persistent workers" if persistent else "num_workers=0"
-                    yield cls.finding(facts.method(klass, "__iter__").node, cls=klass.name, what=what, mode=mode)
+                    yield cls.finding(facts.method(klass, "__iter__").node, klass=klass.name, what=what, mode=mode)
                     break
