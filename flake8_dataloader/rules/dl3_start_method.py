@@ -266,6 +266,9 @@ class UnpicklableWorkerPayload(Rule):
                     yield expr, f"a generator object from {func.name}()", "pass a Dataset (or a list) instead"
                     return
                 klass = facts.class_of_def(target)
+                if klass is not None and klass.local:
+                    yield expr.func, f"an instance of function-local class {klass.name}", "define the class at module level"
+                    return
                 if klass is not None and cls._stores_local_callable(facts, klass):
                     yield expr, f"a {klass.name} holding a lambda or nested function on self", (
                         "store a module-level function instead"
