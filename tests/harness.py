@@ -10,6 +10,7 @@ from typing import List, Set, Tuple
 from flake8.options.manager import OptionManager
 
 from flake8_dataloader.plugin import DataLoaderChecker
+from flake8_dataloader.rules import RULES
 from flake8_dataloader.settings import Settings
 
 EXPECT = re.compile(r"#\s*(DL\d{3}:\d+(?:\s+DL\d{3}:\d+)*)\s*$")
@@ -39,11 +40,20 @@ def option_args(source: str) -> List[str]:
 
 
 def settings_from_argv(argv: List[str]) -> Settings:
-    """Parse plugin options with flake8's real option manager."""
+    """Parse plugin options with flake8's real option manager (flake8's own options are ignored)."""
     manager = OptionManager(version="test", plugin_versions="", parents=[], formatter_names=["default"])
     DataLoaderChecker.add_options(manager)
-    namespace = manager.parse_args(argv)
+    namespace, _ = manager.parser.parse_known_args(argv)
     return Settings.build(namespace.dataloader_names, namespace.dataloader_start_method)
+
+
+def enabled_default_off(argv: List[str]) -> Set[str]:
+    """Codes that are off by default and switched on with --extend-select / --select."""
+    enabled: Set[str] = set()
+    for arg in argv:
+        if arg.startswith(("--extend-select=", "--select=")):
+            enabled.update(code.strip() for code in arg.split("=", 1)[1].split(","))
+    return {rule.CODE for rule in RULES if rule.DEFAULT_OFF and rule.CODE in enabled}
 
 
 def fixture_files(root: Path) -> List[Path]:
