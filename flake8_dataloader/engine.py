@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import List, Optional, Tuple
+from typing import List, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -22,11 +22,24 @@ STRICT_ENV = "FLAKE8_DATALOADER_STRICT"
 Result = Tuple[int, int, str, str]
 
 
+class ParseFailure(Exception):
+    """LibCST could not parse the file (it raises more than ParserSyntaxError on valid code)."""
+
+
+def parse(source: str) -> cst.Module:
+    try:
+        return cst.parse_module(source)
+    except RecursionError:
+        raise
+    except Exception as exc:  # ParserSyntaxError, TypeError on `() if 0 else(lambda:())`, ...
+        raise ParseFailure(f"{type(exc).__name__}: {exc}".splitlines()[0]) from exc
+
+
 def analyse(source: str, settings: Settings = DEFAULT_SETTINGS, use_prefilter: bool = True) -> List[Result]:
-    """Findings for one file's text. Raises on parse failure or internal error."""
+    """Findings for one file's text. Raises ParseFailure, or on an internal error."""
     if use_prefilter and not could_trigger(source, triggers(RULES, settings)):
         return []
-    module = cst.parse_module(source)
+    module = parse(source)
     collector = Collector()
     module.visit(collector)
     facts = FileFacts(collector, settings.loader_names)
@@ -48,17 +61,20 @@ def check_source(
     settings: Settings = DEFAULT_SETTINGS,
     use_prefilter: bool = True,
 ) -> List[Result]:
-    """Like ``analyse``, but never raises: a failure yields no findings and one log line."""
+    """Like ``analyse``, but never raises: a failure yields no findings and one log line.
+
+    Parse failures and inputs nested too deeply for Python's stack are the
+    input's limits, logged at info level. Anything else is our bug: logged as
+    a warning, and re-raised when FLAKE8_DATALOADER_STRICT is set (the tests set it).
+    """
     try:
         return analyse(source, settings, use_prefilter)
-    except (cst.ParserSyntaxError, SyntaxError, TypeError, ValueError, RecursionError, MemoryError) as exc:
-        parse_failure: Optional[BaseException] = exc
-    except Exception as exc:  # our own bug: contain it, but say so loudly
+    except ParseFailure as exc:
+        LOG.info("flake8-dataloader: skipped %s: LibCST cannot parse it (%s)", filename, exc)
+    except RecursionError:
+        LOG.warning("flake8-dataloader: skipped %s: nested too deeply to analyse", filename)
+    except Exception as exc:
         if os.environ.get(STRICT_ENV):
             raise
         LOG.warning("flake8-dataloader: internal error on %s: %s: %s", filename, type(exc).__name__, exc)
-        return []
-    if os.environ.get(STRICT_ENV) and not isinstance(parse_failure, cst.ParserSyntaxError):
-        raise parse_failure
-    LOG.info("flake8-dataloader: skipped %s: %s", filename, type(parse_failure).__name__)
     return []
