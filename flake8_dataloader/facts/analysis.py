@@ -304,7 +304,8 @@ class FileFacts:
             return set()
         source = loop.iter
         if binding.index is None:
-            if isinstance(source, cst.Call) and last_name(source.func) == "values" and isinstance(source.func, cst.Attribute):
+            func = source.func if isinstance(source, cst.Call) else None
+            if isinstance(func, cst.Attribute) and func.attr.value == "values":
                 return self.contents_of(source.func.value, binding.scope, seen)
             return self.contents_of(source, binding.scope, seen)
         if binding.index == 1 and isinstance(source, cst.Call):

@@ -10,7 +10,7 @@ from ..facts import constants as C
 from ..facts.analysis import last_name
 from ..facts.model import ClassInfo, FunctionInfo, Known
 from ..facts.resolve import evaluate, qualname_in, resolve
-from .base import Finding, Rule, source_of
+from .base import Finding, Rule
 
 DRAW_ROOTS = ("__getitem__", "__getitems__", "__iter__", "__next__")
 RESEED_METHODS = frozenset({"seed", "manual_seed"})

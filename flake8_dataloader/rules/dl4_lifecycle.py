@@ -42,20 +42,24 @@ class LoaderRebuiltInLoop(Rule):
     ```python
     from torch.utils.data import DataLoader
 
-    for epoch in range(10):
-        loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)
-        for batch in loader:
-            pass
+
+    def train(dataset):
+        for epoch in range(10):
+            loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)
+            for batch in loader:
+                pass
     ```
 
     ## Use instead
     ```python
     from torch.utils.data import DataLoader
 
-    loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)
-    for epoch in range(10):
-        for batch in loader:
-            pass
+
+    def train(dataset):
+        loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)
+        for epoch in range(10):
+            for batch in loader:
+                pass
     ```
 
     ## Options
@@ -117,20 +121,24 @@ class PersistentWorkersDisabled(Rule):
     ```python
     from torch.utils.data import DataLoader
 
-    loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)
-    for epoch in range(10):
-        for batch in loader:
-            pass
+
+    def train(dataset):
+        loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)
+        for epoch in range(10):
+            for batch in loader:
+                pass
     ```
 
     ## Use instead
     ```python
     from torch.utils.data import DataLoader
 
-    loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)
-    for epoch in range(10):
-        for batch in loader:
-            pass
+
+    def train(dataset):
+        loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)
+        for epoch in range(10):
+            for batch in loader:
+                pass
     ```
 
     ## Options
@@ -193,22 +201,29 @@ class StaleDatasetInPersistentWorkers(Rule):
     ```python
     from torch.utils.data import DataLoader
 
-    loader = DataLoader(dataset, num_workers=2, persistent_workers=True)
-    for epoch in range(10):
-        dataset.difficulty = epoch / 10
-        for batch in loader:
-            pass
+
+    def train(dataset):
+        loader = DataLoader(dataset, num_workers=2, persistent_workers=True)
+        for epoch in range(10):
+            dataset.difficulty = epoch / 10
+            for batch in loader:
+                pass
     ```
 
     ## Use instead
     ```python
+    import torch
     from torch.utils.data import DataLoader
 
-    loader = DataLoader(dataset, num_workers=2, persistent_workers=False)
-    for epoch in range(10):
-        dataset.difficulty = epoch / 10
-        for batch in loader:
-            pass
+
+    def train(dataset):
+        # A shared-memory tensor is seen by persistent workers.
+        dataset.difficulty = torch.zeros(1).share_memory_()
+        loader = DataLoader(dataset, num_workers=2, persistent_workers=True)
+        for epoch in range(10):
+            dataset.difficulty.fill_(epoch / 10)
+            for batch in loader:
+                pass
     ```
 
     ## Options
@@ -317,19 +332,23 @@ class MissingShutdownMethod(Rule):
 
     from torch.utils.data import DataLoader
 
-    with closing(DataLoader(dataset, num_workers=2)) as loader:
-        for batch in loader:
-            pass
+
+    def evaluate(dataset):
+        with closing(DataLoader(dataset, num_workers=2)) as loader:
+            for batch in loader:
+                pass
     ```
 
     ## Use instead
     ```python
     from torch.utils.data import DataLoader
 
-    loader = DataLoader(dataset, num_workers=2)
-    for batch in loader:
-        pass
-    del loader  # workers stop when the loader and its iterator are gone
+
+    def train(dataset):
+        loader = DataLoader(dataset, num_workers=2)
+        for batch in loader:
+            pass
+        del loader  # workers stop when the loader and its iterator are gone
     ```
 
     ## Options
@@ -372,23 +391,27 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     ```python
     from torch.utils.data import DataLoader, DistributedSampler
 
-    sampler = DistributedSampler(dataset)
-    loader = DataLoader(dataset, sampler=sampler, num_workers=2, persistent_workers=True)
-    for epoch in range(10):
-        for batch in loader:
-            pass
+
+    def train(dataset):
+        sampler = DistributedSampler(dataset)
+        loader = DataLoader(dataset, sampler=sampler, num_workers=2, persistent_workers=True)
+        for epoch in range(10):
+            for batch in loader:
+                pass
     ```
 
     ## Use instead
     ```python
     from torch.utils.data import DataLoader, DistributedSampler
 
-    sampler = DistributedSampler(dataset)
-    loader = DataLoader(dataset, sampler=sampler, num_workers=2, persistent_workers=True)
-    for epoch in range(10):
-        sampler.set_epoch(epoch)
-        for batch in loader:
-            pass
+
+    def train(dataset):
+        sampler = DistributedSampler(dataset)
+        loader = DataLoader(dataset, sampler=sampler, num_workers=2, persistent_workers=True)
+        for epoch in range(10):
+            sampler.set_epoch(epoch)
+            for batch in loader:
+                pass
     ```
 
     ## Options
@@ -472,20 +495,24 @@ class SynchronousLoading(Rule):
     ```python
     from torch.utils.data import DataLoader
 
-    loader = DataLoader(dataset, batch_size=32, shuffle=True)
-    for epoch in range(10):
-        for batch in loader:
-            pass
+
+    def train(dataset):
+        loader = DataLoader(dataset, batch_size=32, shuffle=True)
+        for epoch in range(10):
+            for batch in loader:
+                pass
     ```
 
     ## Use instead
     ```python
     from torch.utils.data import DataLoader
 
-    loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)
-    for epoch in range(10):
-        for batch in loader:
-            pass
+
+    def train(dataset):
+        loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)
+        for epoch in range(10):
+            for batch in loader:
+                pass
     ```
 
     ## Options

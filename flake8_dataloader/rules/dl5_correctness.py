@@ -133,7 +133,7 @@ class SingleUseIterableDataset(Rule):
 
     ## Example
     ```python
-    from torch.utils.data import IterableDataset
+    from torch.utils.data import DataLoader, IterableDataset
 
 
     class Stream(IterableDataset):
@@ -145,11 +145,18 @@ class SingleUseIterableDataset(Rule):
 
         def __next__(self):
             return next(self.items)
+
+
+    def train(items):
+        loader = DataLoader(Stream(items), batch_size=8, num_workers=2, persistent_workers=True)
+        for epoch in range(3):
+            for batch in loader:
+                pass
     ```
 
     ## Use instead
     ```python
-    from torch.utils.data import IterableDataset
+    from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 
     class Stream(IterableDataset):
@@ -157,7 +164,16 @@ class SingleUseIterableDataset(Rule):
             self.items = items
 
         def __iter__(self):
-            yield from self.items
+            info = get_worker_info()
+            start, step = (0, 1) if info is None else (info.id, info.num_workers)
+            yield from self.items[start::step]
+
+
+    def train(items):
+        loader = DataLoader(Stream(items), batch_size=8, num_workers=2, persistent_workers=True)
+        for epoch in range(3):
+            for batch in loader:
+                pass
     ```
 
     ## Options

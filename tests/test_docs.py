@@ -1,0 +1,56 @@
+"""Docs and codes agree across registry, rule book, docs pages and fixtures."""
+
+import re
+
+import pytest
+
+from flake8_dataloader.docs import code_blocks, generate, sections
+from flake8_dataloader.engine import analyse
+from flake8_dataloader.rules import RULES
+
+from .conftest import FIXTURES, ROOT
+from .harness import expectations, fixture_files
+
+CODES = [rule.CODE for rule in RULES]
+RULE_BOOK = ROOT.parent / "shared" / "RULES.md"
+REQUIRED_SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Options", "Known limits"]
+
+
+def test_generated_pages_are_current():
+    stale = [str(path) for path, text in generate(ROOT).items() if not path.exists() or path.read_text() != text]
+    assert stale == [], "run `python -m flake8_dataloader docs`"
+
+
+def test_codes_are_unique_and_well_formed():
+    assert len(set(CODES)) == len(CODES)
+    assert all(re.fullmatch(r"DL\d{3}", code) for code in CODES)
+    assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.NAME) for rule in RULES)
+
+
+@pytest.mark.skipif(not RULE_BOOK.exists(), reason="the shared rule book is not beside this checkout")
+def test_registry_matches_the_rule_book():
+    book = set(re.findall(r"\*\*(DL\d{3})\*\*", RULE_BOOK.read_text()))
+    assert book == set(CODES)
+
+
+def test_every_code_has_a_page_and_fixtures_use_only_known_codes():
+    pages = {p.stem for p in (ROOT / "docs" / "rules").glob("DL*.md")}
+    assert pages == set(CODES)
+    used = set()
+    for path in fixture_files(FIXTURES):
+        used |= {code for _, _, code in expectations(path.read_text())}
+    assert used == set(CODES), "every rule needs a positive fixture, and fixtures use only registered codes"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=CODES)
+def test_docstring_sections(rule):
+    assert list(sections(rule)) == REQUIRED_SECTIONS
+
+
+@pytest.mark.parametrize("rule", RULES, ids=CODES)
+def test_example_yields_the_code_and_use_instead_yields_nothing(rule):
+    parts = sections(rule)
+    (example,) = code_blocks(parts["Example"])
+    (fixed,) = code_blocks(parts["Use instead"])
+    assert rule.CODE in {code for _, _, code, _ in analyse(example)}
+    assert {code for _, _, code, _ in analyse(fixed)} == set()
