@@ -1,0 +1,170 @@
+"""python -m runtime_checks: run each rule's bad pattern next to its fix and report what it costs."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import shlex
+import sys
+import time
+from typing import Dict, List, Optional
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+INSTALL_HINT = "runtime_checks needs torch: pip install 'flake8-dataloader[runtime]' (or pip install torch)"
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m runtime_checks",
+        description="Measure what each flake8-dataloader finding costs on this machine.",
+    )
+    parser.add_argument("--rule", action="append", metavar="DLnnn", help="only scenarios of this rule (repeatable)")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (the whole CPU run in about a minute)")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--workers", type=_positive, default=2, metavar="N", help="worker processes (default 2)")
+    parser.add_argument("--epochs", type=_positive, metavar="N", help="epochs of the timing scenarios")
+    parser.add_argument("--start-method", choices=("fork", "spawn", "forkserver"),
+                        help="multiprocessing context of the loaders (default: the platform's)")
+    parser.add_argument("--dataset", metavar="MODULE:FACTORY", help="also time your own dataset, persistent vs not")
+    parser.add_argument("--json", metavar="PATH", help="write results as JSON to PATH ('-' for stdout)")
+    parser.add_argument("--plot", metavar="PATH", help="write the epoch-timing plot (PNG; needs matplotlib)")
+    parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    parser.add_argument("--selftest-hang", action="store_true", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _fail(message: str) -> int:
+    print(f"runtime_checks: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse_args(argv)
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print(INSTALL_HINT, file=sys.stderr)
+        return EXIT_USAGE
+    from .measure import run_forked
+    from .scenarios import Options, Scenario, registry
+
+    scenarios = registry()
+    known = sorted({code for s in scenarios for code in s.rules})
+    if args.list:
+        for scenario in scenarios:
+            print(f"{','.join(scenario.rules):<12} {scenario.name}")
+        return EXIT_OK
+    if args.rule:
+        unknown = [r for r in args.rule if r.upper() not in known]
+        if unknown:
+            return _fail(f"unknown rule {', '.join(unknown)} (scenarios exist for {', '.join(known)})")
+        wanted = {r.upper() for r in args.rule}
+        scenarios = [s for s in scenarios if wanted & set(s.rules)]
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return _fail("--plot needs matplotlib: pip install 'flake8-dataloader[plot]'")
+
+    probe = run_forked(lambda: _probe(args), 120)
+    if probe.get("status") != "ok":
+        return _fail(probe.get("summary", "could not inspect this machine"))
+    if args.device == "cuda" and not probe["cuda"]:
+        return _fail("--device cuda: CUDA is not available on this machine")
+    device = "cuda" if args.device == "cuda" or (args.device == "auto" and probe["cuda"]) else "cpu"
+    if args.dataset and probe.get("dataset_error"):
+        return _fail(probe["dataset_error"])
+    machine = run_forked(lambda: {"status": "ok", "info": _machine(device)}, 120).get("info", {})
+
+    opts = Options(quick=args.quick, device=device, workers=args.workers, epochs=args.epochs,
+                   start_method=args.start_method, dataset=args.dataset)
+    if args.dataset:
+        from .scenarios.user_dataset import SCENARIO
+
+        scenarios.append(SCENARIO)
+    if args.selftest_hang:
+        from .workloads import hang
+
+        scenarios.insert(0, Scenario("selftest-hang", ("DL000",), hang, 3))
+
+    print(f"runtime_checks on {device} ({machine.get('device_name', '?')}), torch {machine.get('torch', '?')}, "
+          f"{len(scenarios)} scenarios", file=sys.stderr)
+    results: List[Dict] = []
+    try:
+        for index, scenario in enumerate(scenarios, start=1):
+            print(f"[{index}/{len(scenarios)}] {','.join(scenario.rules)} {scenario.name} ...", file=sys.stderr,
+                  end="", flush=True)
+            started = time.perf_counter()
+            result = run_forked(lambda s=scenario: s.run(opts), scenario.timeout)
+            result.update(name=scenario.name, rules=list(scenario.rules),
+                          seconds=round(time.perf_counter() - started, 3))
+            results.append(result)
+            print(f" {result['status']} ({result['seconds']:.1f} s)", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("\nruntime_checks: interrupted; scenario processes stopped", file=sys.stderr)
+        return 130
+    return _report(results, machine, opts, args)
+
+
+def _probe(args) -> Dict:
+    import torch
+
+    out = {"status": "ok", "cuda": bool(torch.cuda.is_available())}
+    if args.dataset:
+        from .scenarios.user_dataset import DatasetSpecError, build_dataset
+
+        try:
+            build_dataset(args.dataset)
+        except DatasetSpecError as exc:
+            out["dataset_error"] = str(exc)
+    return out
+
+
+def _machine(device: str) -> Dict:
+    from .env import machine_info
+
+    return machine_info(device)
+
+
+def _report(results: List[Dict], machine: Dict, opts, args) -> int:
+    from .report import plot, table, timing_table, write_json
+
+    print(table(results))
+    timing = next((r for r in results if r["name"] == "epoch-timing" and r["status"] == "ok"), None)
+    if timing is not None:
+        print()
+        print(timing_table(timing))
+    payload = {
+        "schema": 1,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        "command": "python -m runtime_checks " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "machine": machine,
+        "options": {k: v for k, v in vars(opts).items()},
+        "scenarios": [{k: v for k, v in r.items() if k != "traceback"} for r in results],
+    }
+    if args.json:
+        write_json(payload, args.json)
+    if args.plot and timing is not None:
+        plot(timing, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    for r in results:
+        if r["status"] == "error" and r.get("traceback"):
+            print(f"--- {r['name']} ---\n{r['traceback']}", file=sys.stderr)
+    bad = [r["name"] for r in results if r["status"] in ("error", "timeout", "failed")]
+    if bad:
+        print(f"runtime_checks: {len(bad)} scenario(s) did not pass: {', '.join(bad)}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # probing CUDA must not break fork
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""Run each scenario in its own process group with a timeout; time things honestly.
+
+The parent imports torch once and forks a fresh child per scenario (where
+fork exists), so no scenario pays torch's import again and none can leak
+workers, caches or a hang into the next: on return or timeout the whole
+process group is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from typing import Callable, Dict, Optional
+
+RESULT_MARK = "@@runtime_checks_result@@"
+
+
+def kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _error_result(exc: BaseException) -> Dict:
+    return {"status": "error", "summary": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+
+
+def run_forked(func: Callable[[], Dict], timeout: float) -> Dict:
+    """Run ``func`` in a forked child in a new session; its dict result comes back through a pipe."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.setsid()
+        os.close(read_fd)
+        try:
+            result = func()
+        except BaseException as exc:  # noqa: B902 - report everything, the child exits anyway
+            result = _error_result(exc)
+        with os.fdopen(write_fd, "w") as out:
+            out.write(json.dumps(result, default=str))
+        os._exit(0)
+    os.close(write_fd)
+    return _collect(pid, read_fd, timeout)
+
+
+def _collect(pid: int, read_fd: int, timeout: float) -> Dict:
+    deadline = time.monotonic() + timeout
+    chunks = []
+    os.set_blocking(read_fd, False)
+    try:
+        while True:
+            try:
+                chunk = os.read(read_fd, 65536)
+                if chunk:
+                    chunks.append(chunk)
+                    continue
+                break  # EOF: the child closed its end
+            except BlockingIOError:
+                pass
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done and not _drain(read_fd, chunks):
+                break
+            if time.monotonic() > deadline:
+                kill_group(pid)
+                os.waitpid(pid, 0)
+                return {"status": "timeout", "summary": f"stopped after {timeout:.0f} s"}
+            time.sleep(0.01)
+    finally:
+        os.close(read_fd)
+        kill_group(pid)  # leftover workers of the scenario die with its group
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    data = b"".join(chunks).decode()
+    if not data:
+        return {"status": "error", "summary": "scenario process died without a result"}
+    return json.loads(data)
+
+
+def _drain(fd: int, chunks) -> bool:
+    try:
+        chunk = os.read(fd, 65536)
+    except BlockingIOError:
+        return True
+    if chunk:
+        chunks.append(chunk)
+        return True
+    return False
+
+
+def run_script(path: str, timeout: float, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None) -> Dict:
+    """Run a Python script in its own session; return rc, stdout, stderr, seconds (or timed_out)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, path],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid)
+        stdout, stderr = proc.communicate()
+        timed_out = True
+    kill_group(proc.pid)
+    return {
+        "rc": proc.returncode,
+        "stdout": stdout,
+        "stderr": stderr,
+        "seconds": time.perf_counter() - started,
+        "timed_out": timed_out,
+    }
+
+
+class Clock:
+    """perf_counter that first waits for queued GPU work, so GPU time is not misread."""
+
+    def __init__(self, device: str):
+        self.cuda = device == "cuda"
+
+    def __call__(self) -> float:
+        if self.cuda:
+            import torch
+
+            torch.cuda.synchronize()
+        return time.perf_counter()

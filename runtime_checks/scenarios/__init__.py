@@ -1,0 +1,41 @@
+"""The scenario registry: each rule's bad pattern next to its fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class Options:
+    quick: bool = False
+    device: str = "cpu"
+    workers: int = 2
+    epochs: Optional[int] = None
+    start_method: Optional[str] = None  # None: the platform default
+    dataset: Optional[str] = None  # MODULE:FACTORY
+
+    def epochs_or(self, quick: int, full: int) -> int:
+        return self.epochs if self.epochs else (quick if self.quick else full)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    rules: Tuple[str, ...]
+    run: Callable[[Options], Dict]
+    timeout: float = 120.0
+    title: str = ""
+
+
+def registry() -> List[Scenario]:
+    from . import claims, construction, correctness, lifecycle, randomness, start_method
+
+    return [
+        *construction.SCENARIOS,
+        *randomness.SCENARIOS,
+        *start_method.SCENARIOS,
+        *lifecycle.SCENARIOS,
+        *correctness.SCENARIOS,
+        *claims.SCENARIOS,
+    ]

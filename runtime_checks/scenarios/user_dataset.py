@@ -1,0 +1,85 @@
+"""--dataset MODULE:FACTORY: worker start-up and epoch cost of the user's own dataset."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Callable
+
+from ..measure import Clock
+from ..stats import ratio, summarize
+from . import Options, Scenario
+
+
+class DatasetSpecError(ValueError):
+    """The --dataset value cannot give a dataset."""
+
+
+def load_factory(spec: str) -> Callable:
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise DatasetSpecError(f"--dataset {spec!r}: expected MODULE:FACTORY, e.g. mypkg.data:make_dataset")
+    if "" not in sys.path:
+        sys.path.insert(0, "")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # an import error of the user's module, whatever it raises
+        raise DatasetSpecError(f"--dataset: cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+    factory = getattr(module, attr, None)
+    if factory is None:
+        raise DatasetSpecError(f"--dataset: {module_name!r} has no attribute {attr!r}")
+    if not callable(factory):
+        raise DatasetSpecError(f"--dataset: {spec} is not callable")
+    return factory
+
+
+def build_dataset(spec: str):
+    from torch.utils.data import Dataset, IterableDataset
+
+    try:
+        dataset = load_factory(spec)()
+    except DatasetSpecError:
+        raise
+    except Exception as exc:
+        raise DatasetSpecError(f"--dataset: {spec}() raised {type(exc).__name__}: {exc}") from None
+    if not isinstance(dataset, (Dataset, IterableDataset)) and not hasattr(dataset, "__getitem__"):
+        raise DatasetSpecError(f"--dataset: {spec}() returned {type(dataset).__name__}, not a torch Dataset")
+    return dataset
+
+
+def user_dataset(opts: Options) -> dict:
+    from torch.utils.data import DataLoader
+
+    dataset = build_dataset(opts.dataset)
+    epochs = opts.epochs_or(3, 5)
+    clock = Clock(opts.device)
+    result = {}
+    for persistent in (False, True):
+        loader = DataLoader(dataset, batch_size=32, num_workers=opts.workers, persistent_workers=persistent,
+                            multiprocessing_context=opts.start_method)
+        firsts, totals = [], []
+        for _ in range(epochs):
+            start = clock()
+            iterator = iter(loader)
+            next(iterator)
+            firsts.append(clock() - start)
+            for _batch in iterator:
+                pass
+            totals.append(clock() - start)
+            del iterator
+        result["persistent" if persistent else "not persistent"] = {
+            "first_batch_s": summarize(firsts[1:] or firsts),
+            "epoch_s": summarize(totals[1:] or totals),
+            "epoch1_first_batch_s": firsts[0],
+        }
+    slow = result["not persistent"]["first_batch_s"]["median"]
+    fast = result["persistent"]["first_batch_s"]["median"]
+    return {
+        "status": "ok",
+        "summary": f"{opts.dataset}: first batch per epoch {slow:.3f} s without persistent workers, "
+                   f"{fast:.3f} s with ({ratio(slow, fast):.1f}x)",
+        "metrics": result,
+    }
+
+
+SCENARIO = Scenario("user-dataset", ("DL402",), user_dataset, 600)
