@@ -42,7 +42,8 @@ def build_dataset(spec: str):
         raise
     except Exception as exc:
         raise DatasetSpecError(f"--dataset: {spec}() raised {type(exc).__name__}: {exc}") from None
-    if not isinstance(dataset, (Dataset, IterableDataset)) and not hasattr(dataset, "__getitem__"):
+    is_sequence = hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")
+    if isinstance(dataset, (str, bytes)) or not (isinstance(dataset, (Dataset, IterableDataset)) or is_sequence):
         raise DatasetSpecError(f"--dataset: {spec}() returned {type(dataset).__name__}, not a torch Dataset")
     return dataset
 

@@ -1,0 +1,243 @@
+"""runtime_checks with real torch on the CPU, tiny sizes: outcomes, report shape, exit codes, cleanup."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from runtime_checks.scenarios import Options, claims, construction, correctness, lifecycle, randomness
+
+from .conftest import ROOT
+
+OPTS = Options(quick=True, device="cpu", workers=2)
+
+
+def test_dl101_exact_error_and_fixed_twin():
+    result = construction.persistent_without_workers(OPTS)
+    assert result["status"] == "ok"
+    assert result["metrics"]["bad"] == {"raised": "ValueError: persistent_workers option needs num_workers > 0"}
+    assert result["metrics"]["fixed"] == {"ran": True}
+
+
+def test_dl102_exact_error():
+    result = construction.prefetch_without_workers(OPTS)
+    assert result["metrics"]["bad"]["raised"] == (
+        "ValueError: prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+        "to enable multiprocessing, otherwise set prefetch_factor to None."
+    )
+
+
+def test_dl103_exact_errors():
+    metrics = construction.rejected_combinations(OPTS)["metrics"]
+    assert metrics["num_workers=-1"]["raised"] == (
+        "ValueError: num_workers option should be non-negative; use num_workers=0 to disable multiprocessing."
+    )
+    assert metrics["timeout=-1"]["raised"] == "ValueError: timeout option should be non-negative"
+    assert metrics["sampler+shuffle"]["raised"] == "ValueError: sampler option is mutually exclusive with shuffle"
+    assert metrics["batch_sampler+batch_size"]["raised"] == (
+        "ValueError: batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last"
+    )
+    assert metrics["timeout>0 without workers"]["raised"] == (
+        "AssertionError: _SingleProcessDataLoaderIter requires timeout == 0"
+    )
+    assert metrics["IterableDataset+shuffle"]["raised"].startswith(
+        "ValueError: DataLoader with IterableDataset: expected unspecified shuffle option, but got shuffle=True"
+    )
+
+
+def test_dl104_crash_at_zero_workers_and_guarded_fix():
+    result = construction.crash_with_zero_workers(OPTS)
+    assert result["status"] == "ok"
+    assert result["metrics"]["fixed"] == {"ran": True}
+
+
+def test_dl201_duplicate_draws():
+    metrics = randomness.dataset_rng(OPTS)["metrics"]["unique_draws"]
+    # 2 workers, 8 samples, 3 epochs = 24 draws.
+    assert metrics["numpy, persistent=False"] == 4
+    assert metrics["numpy, persistent=True"] == 12
+    assert metrics["random, persistent=False"] == 4
+    assert metrics["torch, persistent=False"] == 4
+    assert metrics["reseeded per worker"] == 24
+    assert metrics["global np.random"] == 24
+
+
+def test_dl202_runs_differ_without_torch_seed():
+    result = randomness.half_seeded(OPTS)
+    assert result["status"] == "ok"
+    first, second = result["metrics"]["torch_seeded_runs"]
+    assert first == second
+
+
+def test_dl203_epochs_repeat():
+    result = randomness.worker_seed(OPTS)
+    assert result["status"] == "ok"
+    assert result["metrics"]["unique_bad"] == 4
+    assert result["metrics"]["unique_fixed"] == 12
+
+
+def test_dl403_stale_and_fresh_values():
+    metrics = lifecycle.stale_dataset(OPTS)["metrics"]
+    assert metrics == {"not persistent": [[0], [1], [2]], "persistent": [[0], [0], [0]]}
+
+
+def test_dl404_closing_raises_and_del_releases_workers():
+    metrics = lifecycle.missing_shutdown(OPTS)["metrics"]
+    assert metrics["closing"] == {"raised": "AttributeError: 'DataLoader' object has no attribute 'close'"}
+    assert metrics["hasattr"] == {"close": False, "_shutdown_workers": False}
+    assert (metrics["workers_before_del"], metrics["workers_after_del"]) == (2, 0)
+
+
+def test_dl405_same_order_without_set_epoch():
+    assert lifecycle.sampler_epoch(OPTS)["metrics"] == {"without set_epoch": 1, "with set_epoch": 3}
+
+
+def test_dl501_each_sample_once_per_worker():
+    assert correctness.unsharded(OPTS)["metrics"] == {"Unsharded": [2], "Sharded": [1]}
+
+
+def test_dl502_silently_empty_epochs():
+    metrics = correctness.single_use(OPTS)["metrics"]
+    assert metrics["persistent workers"] == [20, 0, 0]
+    assert metrics["num_workers=0"] == [10, 0, 0]
+    assert metrics["fresh workers"] == [20, 20, 20]
+
+
+def test_claims_are_refuted():
+    assert claims.drop_last_deadlock(OPTS)["metrics"]["verdict"] == "refuted"
+    reenter = claims.cannot_reenter(OPTS)["metrics"]
+    assert reenter["verdict"] == "refuted" and reenter["samples_per_epoch"] == [20, 0, 0]
+
+
+def test_timing_structure():
+    result = lifecycle.timing(Options(quick=True, device="cpu", workers=2, epochs=2))
+    per_epoch = result["metrics"]["per_epoch"]
+    assert list(per_epoch) == list(lifecycle.CONFIGS)
+    for records in per_epoch.values():
+        assert [r["epoch"] for r in records] == [1, 2]
+        assert all(r["batches"] == 8 for r in records)
+        assert all(r["first_batch_s"] <= r["epoch_s"] for r in records)
+    summary = result["metrics"]["summary"]["built once, persistent"]
+    assert set(summary) == {"epoch1", "startup_s", "first_batch_s", "epoch_s", "data_wait_s"}
+    assert set(summary["epoch_s"]) == {"median", "iqr", "n", "noisy"}
+    assert set(result["metrics"]["ratios"]) == {
+        "first batch, built once / persistent", "first batch, rebuilt / persistent",
+        "epoch, built once / persistent", "epoch, rebuilt / persistent",
+    }
+
+
+# -- the command line, as a subprocess ------------------------------------------------------------
+
+
+def tool(*args, env=None, timeout=240):
+    return subprocess.run([sys.executable, "-m", "runtime_checks", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def test_json_schema_and_table(tmp_path):
+    out = tmp_path / "r.json"
+    result = tool("--quick", "--device", "cpu", "--rule", "DL405", "--rule", "DL403", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].split() == ["rules", "scenario", "status", "time", "result"]
+    payload = json.loads(out.read_text())
+    assert payload["schema"] == 1
+    assert {"python", "torch", "cpu_count", "default_start_method", "device", "device_name"} <= set(payload["machine"])
+    assert [s["name"] for s in payload["scenarios"]] == ["stale-dataset", "sampler-set-epoch"]
+    assert all({"rules", "status", "summary", "metrics", "seconds"} <= set(s) for s in payload["scenarios"])
+
+
+def test_plot_is_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "timing.png"
+    result = tool("--quick", "--epochs", "2", "--rule", "DL401", "--plot", str(png))
+    assert result.returncode == 0, result.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--rule", "DL999"], "runtime_checks: error: unknown rule DL999"),
+        (["--device", "cuda"], "runtime_checks: error: --device cuda: CUDA is not available on this machine"),
+        (["--dataset", "no_such_module_xyz:make"], "runtime_checks: error: --dataset: cannot import 'no_such_module_xyz'"),
+        (["--dataset", "os:sep"], "runtime_checks: error: --dataset: os:sep is not callable"),
+        (["--dataset", "os:getcwd"], "runtime_checks: error: --dataset: os:getcwd() returned str, not a torch Dataset"),
+        (["--dataset", "nocolon"], "runtime_checks: error: --dataset 'nocolon': expected MODULE:FACTORY"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(args, message):
+    if args[:2] == ["--device", "cuda"]:
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("this machine has CUDA")
+    result = tool(*args, "--quick")
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith(message)
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_torch_missing_gives_install_hint(tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\nclass _Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.'):\n"
+        "            raise ImportError('hidden')\n"
+        "sys.meta_path.insert(0, _Block())\n"
+    )
+    result = tool("--quick", env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "runtime_checks needs torch: pip install 'flake8-dataloader[runtime]' (or pip install torch)"
+    )
+
+
+def _tagged_processes(tag):
+    """Processes whose environment carries ``tag`` (everything the tool started inherits it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if tag.encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find leftover processes")
+def test_hung_scenario_times_out_others_survive_and_nothing_is_left(tmp_path):
+    tag = f"RUNTIME_CHECKS_TEST_TAG={uuid.uuid4()}"
+    env = dict(os.environ, RUNTIME_CHECKS_TEST_TAG=tag.split("=", 1)[1])
+    out = tmp_path / "r.json"
+    result = tool("--selftest-hang", "--quick", "--rule", "DL405", "--json", str(out), env=env)
+    assert result.returncode == 1
+    statuses = {s["name"]: s["status"] for s in json.loads(out.read_text())["scenarios"]}
+    assert statuses == {"selftest-hang": "timeout", "sampler-set-epoch": "ok"}
+    time.sleep(0.5)
+    assert _tagged_processes(tag.split("=", 1)[1]) == []
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find leftover processes")
+def test_ctrl_c_leaves_no_process_behind():
+    tag = str(uuid.uuid4())
+    env = dict(os.environ, RUNTIME_CHECKS_TEST_TAG=tag)
+    proc = subprocess.Popen([sys.executable, "-m", "runtime_checks", "--selftest-hang", "--quick", "--rule", "DL405"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_tagged_processes(tag)) < 3:  # tool, scenario, worker
+        time.sleep(0.2)
+    assert len(_tagged_processes(tag)) >= 3
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "interrupted" in stderr
+    time.sleep(0.5)
+    assert _tagged_processes(tag) == []
