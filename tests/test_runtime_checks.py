@@ -165,7 +165,8 @@ def test_plot_is_written(tmp_path):
     [
         (["--rule", "DL999"], "runtime_checks: error: unknown rule DL999"),
         (["--device", "cuda"], "runtime_checks: error: --device cuda: CUDA is not available on this machine"),
-        (["--dataset", "no_such_module_xyz:make"], "runtime_checks: error: --dataset: cannot import 'no_such_module_xyz'"),
+        (["--dataset", "no_such_module_xyz:make"],
+         "runtime_checks: error: --dataset: cannot import 'no_such_module_xyz'"),
         (["--dataset", "os:sep"], "runtime_checks: error: --dataset: os:sep is not callable"),
         (["--dataset", "os:getcwd"], "runtime_checks: error: --dataset: os:getcwd() returned str, not a torch Dataset"),
         (["--dataset", "nocolon"], "runtime_checks: error: --dataset 'nocolon': expected MODULE:FACTORY"),
