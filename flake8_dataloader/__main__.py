@@ -12,10 +12,16 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     docs = commands.add_parser("docs", help="regenerate docs/rules/*.md from the rule docstrings")
     docs.add_argument("--root", type=Path, default=Path.cwd(), help="repository root (default: .)")
+    docs.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is out of date")
     args = parser.parse_args(argv)
     if args.command == "docs":
-        from .docs import write
+        from .docs import generate, write
 
+        if args.check:
+            stale = [p for p, text in generate(args.root).items() if not p.exists() or p.read_text() != text]
+            for path in stale:
+                print(f"out of date: {path} (run python -m flake8_dataloader docs)")
+            return 1 if stale else 0
         for path in write(args.root):
             print(f"wrote {path}")
     return 0
