@@ -10,7 +10,7 @@ from typing import Dict, List, Optional
 
 from .rules import RULES
 
-RESULT_FILES = ("cpu.json", "cuda.json")
+RESULT_FILES = ("cpu.json", "cpu-spawn.json", "cuda.json")
 _FENCE = re.compile(r"```python\n(.*?)```", re.S)
 
 
@@ -48,15 +48,19 @@ def _measured(rule, results: List[dict]) -> str:
         if not rows:
             continue
         machine = result.get("machine", {})
+        start_method = result.get("options", {}).get("start_method") or machine.get("default_start_method", "?")
         lines.append(
             f"On {machine.get('device_name', machine.get('device', '?'))} "
-            f"({machine.get('cpu_count', '?')} CPU cores, torch {machine.get('torch', '?')}, "
-            f"Python {machine.get('python', '?')}, {result.get('date', '?')}), "
+            f"({machine.get('device', '?')}, {machine.get('cpu_count', '?')} CPU cores, start method {start_method}, "
+            f"torch {machine.get('torch', '?')}, Python {machine.get('python', '?')}, {result.get('date', '?')}), "
             f"`{result.get('command', 'python -m runtime_checks')}`:"
         )
         lines.append("")
         for row in rows:
             lines.append(f"- **{row['name']}** ({row['status']}): {row.get('summary', '')}")
+        plot = result.get("plot")
+        if plot and any(row["name"] == "epoch-timing" for row in rows):
+            lines += ["", f"![epoch timing](../results/{plot})"]
         lines.append("")
     if not lines:
         return "Not measured yet: run `python -m runtime_checks --rule {}`.\n".format(rule.CODE)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
+from functools import lru_cache
 from typing import List, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .facts.analysis import FileFacts
 from .facts.collector import Collector
+from .positions import node_starts
 from .prefilter import could_trigger, triggers
 from .rules import RULES
 from .settings import DEFAULT_SETTINGS, Settings
@@ -35,24 +36,25 @@ def parse(source: str) -> cst.Module:
         raise ParseFailure(f"{type(exc).__name__}: {exc}".splitlines()[0]) from exc
 
 
+@lru_cache(maxsize=16)
+def _tokens(settings: Settings) -> Tuple[str, ...]:
+    return triggers(RULES, settings)
+
+
 def analyse(source: str, settings: Settings = DEFAULT_SETTINGS, use_prefilter: bool = True) -> List[Result]:
     """Findings for one file's text. Raises ParseFailure, or on an internal error."""
-    if use_prefilter and not could_trigger(source, triggers(RULES, settings)):
+    if use_prefilter and not could_trigger(source, _tokens(settings)):
         return []
     module = parse(source)
     collector = Collector()
-    module.visit(collector)
+    collector.walk(module)
     facts = FileFacts(collector, settings.loader_names)
     findings = [finding for rule in RULES for finding in rule.check(facts, settings)]
     if not findings:
         return []
     # Positions cost a code-generation pass: pay it only for files with findings.
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    results = set()
-    for finding in findings:
-        start = positions[finding.node].start
-        results.add((start.line, start.column, finding.code, finding.message))
-    return sorted(results)
+    starts = node_starts(module, {finding.node for finding in findings})
+    return sorted({(*starts[f.node], f.code, f.message) for f in findings})
 
 
 def check_source(

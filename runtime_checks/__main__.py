@@ -150,6 +150,8 @@ def _report(results: List[Dict], machine: Dict, opts, args) -> int:
         "options": {k: v for k, v in vars(opts).items()},
         "scenarios": [{k: v for k, v in r.items() if k != "traceback"} for r in results],
     }
+    if args.plot and timing is not None:
+        payload["plot"] = os.path.basename(args.plot)
     if args.json:
         write_json(payload, args.json)
     if args.plot and timing is not None:

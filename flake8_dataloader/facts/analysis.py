@@ -24,6 +24,8 @@ from .resolve import Scope, evaluate, resolve
 from .signature import ALL_PARAMETERS, POSITIONAL
 
 _CONTAINERS = (cst.List, cst.Tuple, cst.Set)
+# A name re-bound more often than this is not followed to loaders (keeps generated code linear).
+MAX_BINDINGS_FOLLOWED = 16
 
 
 def last_name(expr: cst.CSTNode) -> Optional[str]:
@@ -48,7 +50,10 @@ class FileFacts:
         self.sites: Dict[cst.Call, LoaderSite] = {}
         self.factories: Dict[FunctionInfo, List[LoaderCall]] = {}
         self.iterations: List[IterationSite] = []
+        self._iterations_by_site: Optional[Dict[LoaderSite, List[IterationSite]]] = None
+        self._sites_by_call: Optional[Dict[LoaderCall, List[LoaderSite]]] = None
         self.callees: Dict[cst.Call, Tuple[FunctionInfo, int]] = {}
+        self.callers: Dict[FunctionInfo, List] = defaultdict(list)  # function -> [(call record, offset)]
         self._find_loader_calls()
         self._find_factories()
         self._resolve_calls()
@@ -248,20 +253,42 @@ class FileFacts:
             if owner is None or (id(owner), expr.value) in seen:
                 return set()
             seen.add((id(owner), expr.value))
+            bindings = owner.bindings[expr.value]
+            if len(bindings) > MAX_BINDINGS_FOLLOWED:
+                return set()  # generated code: too many candidates to say which loader it is
             out = set()
-            for binding in owner.bindings[expr.value]:
+            for binding in bindings:
                 out |= self._binding_sites(binding, seen)
             return out
         if isinstance(expr, cst.Attribute):
             out = set()
             for value, value_scope in self._attribute_values(expr, scope):
-                out |= self.sites_of(value, value_scope, seen)
+                key = ("attribute", id(value))
+                if key not in seen:
+                    seen.add(key)
+                    out |= self.sites_of(value, value_scope, seen) | self._argument_sites(value, value_scope, seen)
             return out
         if isinstance(expr, cst.Subscript):
             return self.contents_of(expr.value, scope, seen)
         if isinstance(expr, cst.IfExp):
             return self.sites_of(expr.body, scope, seen) | self.sites_of(expr.orelse, scope, seen)
         return set()
+
+    def _argument_sites(self, value: cst.CSTNode, scope: Scope, seen) -> Set[LoaderSite]:
+        """`self.loader = loader` in a method: the loaders callers pass for that parameter."""
+        func = scope.info if isinstance(scope.info, FunctionInfo) else None
+        if func is None or not isinstance(value, cst.Name) or self.param_of(value, func) is None:
+            return set()
+        key = ("argument", id(func), value.value)
+        if key in seen:
+            return set()
+        seen.add(key)
+        out: Set[LoaderSite] = set()
+        for record, offset in self.callers.get(func, ()):
+            for param, arg in self.map_arguments(record.node, func, offset):
+                if param == value.value:
+                    out |= self.sites_of(arg, record.ctx.scope, seen)
+        return out
 
     def _attribute_values(self, expr: cst.Attribute, scope: Scope):
         """Values assigned to ``self.x`` (or ``obj.x`` of a same-file instance)."""
@@ -348,7 +375,10 @@ class FileFacts:
         if isinstance(expr, cst.Attribute):
             out = set()
             for value, value_scope in self._attribute_values(expr, scope):
-                out |= self.contents_of(value, value_scope, seen)
+                key = ("contents", id(value))
+                if key not in seen:
+                    seen.add(key)
+                    out |= self.contents_of(value, value_scope, seen)
             return out
         return set()
 
@@ -405,6 +435,7 @@ class FileFacts:
             found = self.function_called(record.node, record.ctx.scope)
             if found is not None:
                 self.callees[record.node] = found
+                self.callers[found[0]].append((record, found[1]))
 
     @staticmethod
     def map_arguments(call: cst.Call, func: FunctionInfo, offset: int) -> List[Tuple[str, cst.BaseExpression]]:
@@ -537,7 +568,12 @@ class FileFacts:
         return reachable_methods(self, cls, roots)
 
     def iterations_of(self, site: LoaderSite) -> List[IterationSite]:
-        return [it for it in self.iterations if it.site is site]
+        if self._iterations_by_site is None:
+            index: Dict[LoaderSite, List[IterationSite]] = defaultdict(list)
+            for it in self.iterations:
+                index[it.site].append(it)
+            self._iterations_by_site = index
+        return self._iterations_by_site.get(site, [])
 
     def iterated_repeatedly(self, site: LoaderSite) -> bool:
         """Iterated inside a loop that did not build it (every epoch), here or in a callee."""
@@ -548,7 +584,13 @@ class FileFacts:
 
     def sites_of_call(self, call: LoaderCall) -> List[LoaderSite]:
         """The sites a loader call reaches the program through (itself, or factory calls)."""
-        return [site for site in self.sites.values() if call in site.calls]
+        if self._sites_by_call is None:
+            index: Dict[LoaderCall, List[LoaderSite]] = defaultdict(list)
+            for site in self.sites.values():
+                for each in site.calls:
+                    index[each].append(site)
+            self._sites_by_call = index
+        return self._sites_by_call.get(call, [])
 
     def loader_sites_using(self, cls: ClassInfo) -> List[LoaderSite]:
         """Direct loader calls whose dataset argument is an instance of ``cls``."""

@@ -15,13 +15,18 @@ class Finding:
     message: str
 
 
+# Rules that report on loader calls cannot fire without the loader's name in the text
+# (configured loader names join the prefilter's tokens on their own).
+NEEDS_LOADER = ("DataLoader",)
+
+
 class Rule:
     """Base class. The subclass docstring is the rule's documentation page."""
 
     CODE: ClassVar[str]
     NAME: ClassVar[str]
     MESSAGE: ClassVar[str]
-    # Substrings of the source without which the rule cannot fire (the prefilter's input).
+    # Substrings of the source, any of which must occur for the rule to fire (the prefilter's input).
     TRIGGERS: ClassVar[Tuple[str, ...]]
     DEFAULT_OFF: ClassVar[bool] = False
 

@@ -9,7 +9,7 @@ import libcst as cst
 from ..facts.model import LoaderCall
 from ..facts.model import Known
 from ..facts.resolve import can_be_none, evaluate, resolve
-from .base import Finding, Rule, show, show_workers, source_of
+from .base import NEEDS_LOADER, Finding, Rule, show, show_workers, source_of
 
 
 def _anchor(call: LoaderCall, name: str) -> cst.CSTNode:
@@ -57,7 +57,7 @@ class PersistentWorkersWithoutWorkers(Rule):
         "persistent_workers={value} with {workers} raises ValueError; "
         "drop persistent_workers or set num_workers > 0"
     )
-    TRIGGERS = ("persistent_workers",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -108,7 +108,7 @@ class PrefetchWithoutWorkers(Rule):
         "prefetch_factor={value} with {workers} raises ValueError (torch>=2.0); "
         "drop prefetch_factor or set num_workers > 0"
     )
-    TRIGGERS = ("prefetch_factor",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -161,7 +161,7 @@ class RejectedCombination(Rule):
     CODE = "DL103"
     NAME = "rejected-argument-combination"
     MESSAGE = "{detail}"
-    TRIGGERS = ("DataLoader",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -289,7 +289,7 @@ class CrashWithZeroWorkers(Rule):
     CODE = "DL104"
     NAME = "crash-with-zero-workers"
     MESSAGE = "{name}={value} raises ValueError when num_workers ({workers}) is 0; use {fix}"
-    TRIGGERS = ("persistent_workers", "prefetch_factor")
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:

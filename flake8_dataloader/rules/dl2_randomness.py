@@ -10,7 +10,7 @@ from ..facts import constants as C
 from ..facts.analysis import last_name
 from ..facts.model import ClassInfo, FunctionInfo, Known
 from ..facts.resolve import evaluate, qualname_in, resolve
-from .base import Finding, Rule
+from .base import NEEDS_LOADER, Finding, Rule
 
 DRAW_ROOTS = ("__getitem__", "__getitems__", "__iter__", "__next__")
 RESEED_METHODS = frozenset({"seed", "manual_seed"})
@@ -119,7 +119,7 @@ class UnseededDatasetRng(Rule):
         "{rng} of {klass} is copied into every worker with the same state (workers draw identical "
         "numbers); reseed it per worker from get_worker_info().seed"
     )
-    TRIGGERS = ("Dataset",)
+    TRIGGERS = ("Dataset", "torchvision")
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -283,7 +283,7 @@ class HalfSeededRun(Rule):
         "random/np.random are seeded but torch is not and this loader has no generator=: "
         "{what} differ between runs; call torch.manual_seed(seed) or pass generator="
     )
-    TRIGGERS = ("seed",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -330,7 +330,7 @@ class WorkerSeedIgnoresEpoch(Rule):
     PyTorch already gives every worker a unique seed, drawn afresh for each
     epoch's iterator. Reseeding from `worker_id` overrides that: without
     persistent workers every epoch replays the same random stream, and so
-    does every run. Measured: 8 unique draws of 24 (2 workers, 3 epochs).
+    does every run (measured below).
 
     ## Example
     ```python

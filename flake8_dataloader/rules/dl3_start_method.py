@@ -8,8 +8,9 @@ import libcst as cst
 
 from ..facts import constants as C
 from ..facts.model import FunctionInfo, Known, LoaderCall, LoaderSite
+from ..facts.collector import children
 from ..facts.resolve import evaluate, resolve
-from .base import Finding, Rule
+from .base import NEEDS_LOADER, Finding, Rule
 
 SET_START_METHOD = frozenset(f"{m}.set_start_method" for m in C.MULTIPROCESSING_MODULES)
 GET_CONTEXT = frozenset(f"{m}.get_context" for m in C.MULTIPROCESSING_MODULES)
@@ -133,7 +134,7 @@ class UnguardedEntryPoint(Rule):
         "{what} at module level without an `if __name__ == \"__main__\":` guard: under spawn/forkserver "
         "every worker re-imports this module and dies; move it under the guard"
     )
-    TRIGGERS = ("DataLoader",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -225,7 +226,7 @@ class UnpicklableWorkerPayload(Rule):
     CODE = "DL302"
     NAME = "unpicklable-worker-payload"
     MESSAGE = "{what} passed as {param} cannot be pickled for spawn/forkserver workers; {fix}"
-    TRIGGERS = ("DataLoader",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -234,28 +235,29 @@ class UnpicklableWorkerPayload(Rule):
         for call in facts.loader_calls.values():
             if not call.worker_using() or uses_fork_context(call):
                 continue
-            inside = _descendants(call.node)
             seen_anchors: Set[cst.CSTNode] = set()
             for param in PICKLED_PARAMETERS:
                 arg = call.args[param]
                 if arg.expr is None:
                     continue
-                for node, what, fix in cls._unpicklable(facts, arg.expr, call.ctx.scope, set()):
-                    anchor = node if node in inside else call.node
+                for node, what, fix, inside in cls._unpicklable(facts, arg.expr, call.ctx.scope, set()):
+                    anchor = node if inside else call.node
                     if anchor not in seen_anchors:
                         seen_anchors.add(anchor)
                         yield cls.finding(anchor, what=what, param=param, fix=fix)
 
     @classmethod
-    def _unpicklable(cls, facts, expr, scope, seen):
+    def _unpicklable(cls, facts, expr, scope, seen, inside=True):
+        """(node, what, fix, inside): ``inside`` is False once a name was followed out of the call."""
         if isinstance(expr, cst.Lambda):
-            yield expr, "a lambda", "use a module-level def"
+            yield expr, "a lambda", "use a module-level def", inside
             return
         if isinstance(expr, cst.GeneratorExp):
-            yield expr, "a generator object", "pass a Dataset (or a list) instead"
+            yield expr, "a generator object", "pass a Dataset (or a list) instead", inside
             return
         if isinstance(expr, cst.Name):
-            yield from cls._follow_name(facts, expr, scope, seen)
+            for node, what, fix, _ in cls._follow_name(facts, expr, scope, seen):
+                yield node, what, fix, inside and node is expr
             return
         if isinstance(expr, cst.Call):
             targets = resolve(expr.func, scope)
@@ -263,24 +265,23 @@ class UnpicklableWorkerPayload(Rule):
                 target = next(iter(targets))
                 func = facts.functions.get(target) if isinstance(target, cst.FunctionDef) else None
                 if func is not None and func.is_generator:
-                    yield expr, f"a generator object from {func.name}()", "pass a Dataset (or a list) instead"
+                    yield expr, f"a generator object from {func.name}()", "pass a Dataset (or a list) instead", inside
                     return
                 klass = facts.class_of_def(target)
                 if klass is not None and klass.local:
-                    yield expr.func, f"an instance of function-local class {klass.name}", "define the class at module level"
+                    yield expr.func, f"an instance of function-local class {klass.name}", (
+                        "define the class at module level"
+                    ), inside
                     return
                 if klass is not None and cls._stores_local_callable(facts, klass):
                     yield expr, f"a {klass.name} holding a lambda or nested function on self", (
                         "store a module-level function instead"
-                    )
+                    ), inside
             for arg in expr.args:
-                yield from cls._unpicklable(facts, arg.value, scope, seen)
+                yield from cls._unpicklable(facts, arg.value, scope, seen, inside)
             return
-        for child in expr.children:
-            if isinstance(child, cst.BaseExpression) or isinstance(child, (cst.Element, cst.DictElement, cst.Arg)):
-                yield from cls._unpicklable(facts, child, scope, seen)
-            elif hasattr(child, "value") and isinstance(getattr(child, "value"), cst.BaseExpression):
-                yield from cls._unpicklable(facts, child.value, scope, seen)
+        for child in children(expr):
+            yield from cls._unpicklable(facts, child, scope, seen, inside)
 
     @classmethod
     def _follow_name(cls, facts, name: cst.Name, scope, seen):
@@ -293,11 +294,11 @@ class UnpicklableWorkerPayload(Rule):
             return
         binding = bindings[0]
         if binding.kind == "def" and facts.functions[binding.value].nested:
-            yield name, f"nested function {name.value}", "define it at module level"
+            yield name, f"nested function {name.value}", "define it at module level", True
         elif binding.kind == "class" and facts.classes[binding.value].local:
-            yield name, f"function-local class {name.value}", "define it at module level"
+            yield name, f"function-local class {name.value}", "define it at module level", True
         elif binding.kind == "assign" and binding.value is not None:
-            yield from cls._unpicklable(facts, binding.value, binding.scope, seen)
+            yield from cls._unpicklable(facts, binding.value, binding.scope, seen, False)
 
     @classmethod
     def _stores_local_callable(cls, facts, klass) -> bool:
@@ -307,16 +308,6 @@ class UnpicklableWorkerPayload(Rule):
                     if value is not None and any(True for _ in cls._unpicklable(facts, value, method.scope, set())):
                         return True
         return False
-
-
-def _descendants(node: cst.CSTNode) -> Set[cst.CSTNode]:
-    out: Set[cst.CSTNode] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        out.add(current)
-        stack.extend(current.children)
-    return out
 
 
 class UnguardedStartMethod(Rule):

@@ -9,7 +9,7 @@ import libcst as cst
 from ..facts import constants as C
 from ..facts.model import LoaderSite, LoopInfo
 from ..facts.resolve import names_in, qualname_in
-from .base import Finding, Rule, show_workers, source_of
+from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
 
 
 def rebuilt_loop(facts, site: LoaderSite) -> Optional[LoopInfo]:
@@ -33,10 +33,11 @@ class LoaderRebuiltInLoop(Rule):
 
     ## Why is this bad?
     Every pass tears the workers down and starts new ones, and
-    `persistent_workers=True` cannot help a loader that is thrown away.
-    Measured: 0.148 s first-batch latency per epoch rebuilt vs 0.033 s built
-    once with persistent workers (fork, 2 workers); 7.2 s vs 0.04 s under
-    spawn, where each worker re-imports torch.
+    `persistent_workers=True` cannot help a loader that is thrown away. The
+    cost is paid at the first batch of every epoch and grows with the number
+    of workers, the dataset object's size (pickled per worker under spawn and
+    forkserver) and the start method: under spawn every worker imports torch
+    again. See the measured cost below.
 
     ## Example
     ```python
@@ -75,7 +76,7 @@ class LoaderRebuiltInLoop(Rule):
     CODE = "DL401"
     NAME = "loader-rebuilt-in-loop"
     MESSAGE = "DataLoader is rebuilt on every loop iteration; build it once before the loop (workers restart each epoch)"
-    TRIGGERS = ("DataLoader",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -102,9 +103,9 @@ class PersistentWorkersDisabled(Rule):
 
     ## Why is this bad?
     Each epoch's `iter(loader)` starts `num_workers` new processes and hands
-    each a fresh copy of the dataset. Measured (2-core CPU, torch 2.13):
-    first batch of each epoch 0.124 s vs 0.033 s with persistent workers under
-    fork; 5.1 s vs 0.04 s under spawn, where every worker re-imports torch.
+    each a fresh copy of the dataset; the accelerator waits meanwhile. Under
+    spawn and forkserver every worker imports torch again: seconds per epoch
+    (see the measured cost below).
 
     What changes when workers persist:
     - the dataset copy in each worker is not refreshed between epochs:
@@ -155,7 +156,7 @@ class PersistentWorkersDisabled(Rule):
     CODE = "DL402"
     NAME = "persistent-workers-disabled"
     MESSAGE = "DataLoader workers are restarted every epoch; pass {fix} to keep them between epochs"
-    TRIGGERS = ("DataLoader",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -241,7 +242,7 @@ class StaleDatasetInPersistentWorkers(Rule):
         "dataset changed inside the epoch loop is not seen by persistent workers (they keep their "
         "start-up copy); share the value through shared memory or drop persistent_workers"
     )
-    TRIGGERS = ("persistent_workers",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -361,7 +362,7 @@ class MissingShutdownMethod(Rule):
     CODE = "DL404"
     NAME = "missing-shutdown-method"
     MESSAGE = "DataLoader has no {method}: {effect}; drop it, workers stop when the loader is deleted (del loader)"
-    TRIGGERS = ("closing", "_shutdown_workers")
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -426,7 +427,7 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     CODE = "DL405"
     NAME = "distributed-sampler-without-set-epoch"
     MESSAGE = "DistributedSampler without set_epoch(epoch): every epoch uses the same order; call sampler.set_epoch(epoch) each epoch"
-    TRIGGERS = ("DistributedSampler",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -525,7 +526,7 @@ class SynchronousLoading(Rule):
     CODE = "DL410"
     NAME = "synchronous-loading"
     MESSAGE = "single-process DataLoader ({workers}) in a training loop: loading blocks every step; set num_workers > 0"
-    TRIGGERS = ("DataLoader",)
+    TRIGGERS = NEEDS_LOADER
     DEFAULT_OFF = True
 
     @classmethod

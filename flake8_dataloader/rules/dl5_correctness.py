@@ -9,7 +9,7 @@ import libcst as cst
 from ..facts.analysis import last_name
 from ..facts.model import ClassInfo, FunctionInfo
 from ..facts.resolve import resolve
-from .base import Finding, Rule, show_workers, source_of
+from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
 
 
 def _iterable_classes(facts):
@@ -89,7 +89,7 @@ class UnshardedIterableDataset(Rule):
         "IterableDataset {klass} is not split by get_worker_info(): each worker yields the whole stream "
         "({workers}: every sample once per worker); shard it in __iter__ by worker id"
     )
-    TRIGGERS = ("IterableDataset",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
@@ -189,7 +189,7 @@ class SingleUseIterableDataset(Rule):
         "{klass}.__iter__ returns {what}: the stream is used up after the first epoch and later epochs "
         "are silently empty ({mode}); make __iter__ a generator (yield)"
     )
-    TRIGGERS = ("IterableDataset",)
+    TRIGGERS = NEEDS_LOADER
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:

@@ -35,7 +35,7 @@ def run_epochs(make_loader, config: str, epochs: int, device: str, features: int
         current = make_loader(False) if config == CONFIGS[0] else loader
         iterator = iter(current)
         started = clock()
-        waiting = first_batch = 0.0
+        waiting, first_batch = started - start, 0.0  # starting workers in iter() keeps the device idle too
         batches = 0
         while True:
             before = clock()
@@ -102,7 +102,8 @@ def timing(opts: Options) -> dict:
     text = (
         f"first batch per epoch (median of epochs 2..{epochs}): rebuilt {first[CONFIGS[0]]:.3f} s, "
         f"once {first[CONFIGS[1]]:.3f} s, persistent {first[CONFIGS[2]]:.3f} s "
-        f"({ratios['first batch, built once / persistent']:.1f}x)"
+        f"({ratios['first batch, built once / persistent']:.1f}x); epoch "
+        + ", ".join(f"{c} {summary[c]['epoch_s']['median']:.3f} s" for c in CONFIGS)
     )
     return {
         "status": "ok",

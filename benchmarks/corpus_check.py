@@ -1,0 +1,85 @@
+"""No-crash pass: run the whole analysis (prefilter off) over every Python file under some roots.
+
+    python benchmarks/corpus_check.py                 # the standard library and the installed torch
+    python benchmarks/corpus_check.py path/to/repo --sample 200
+
+Internal errors are counted and listed (they are bugs); files LibCST cannot parse and files
+nested beyond Python's stack are counted apart (the plugin skips them by design).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import random
+import sysconfig
+import time
+import traceback
+from pathlib import Path
+from typing import List, Tuple
+
+
+def default_roots() -> List[Path]:
+    roots = [Path(sysconfig.get_paths()["stdlib"])]
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        if spec and spec.origin:
+            roots.append(Path(spec.origin).parent)
+    except ImportError:
+        pass
+    return roots
+
+
+def check(path: str) -> Tuple[str, str, str, float]:
+    from flake8_dataloader.engine import ParseFailure, analyse
+
+    started = time.perf_counter()
+    try:
+        source = Path(path).read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        return path, "unreadable", str(exc), 0.0
+    try:
+        findings = analyse(source, use_prefilter=False)
+        outcome, detail = "ok", str(len(findings))
+    except ParseFailure as exc:
+        outcome, detail = "parse-failure", str(exc)[:120]
+    except RecursionError:
+        outcome, detail = "too-deep", ""
+    except Exception as exc:  # the point of this script: count our bugs
+        outcome, detail = "crash", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+    return path, outcome, detail, time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("roots", nargs="*", type=Path)
+    parser.add_argument("--sample", type=int, help="check a random sample of this many files")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    files = sorted(str(p) for root in (args.roots or default_roots()) for p in root.rglob("*.py"))
+    if args.sample:
+        random.Random(0).shuffle(files)
+        files = files[: args.sample]
+    started = time.perf_counter()
+    counts = {}
+    crashes = []
+    findings = 0
+    with multiprocessing.Pool(args.jobs) as pool:
+        for path, outcome, detail, _ in pool.imap_unordered(check, files, chunksize=8):
+            counts[outcome] = counts.get(outcome, 0) + 1
+            if outcome == "crash":
+                crashes.append((path, detail))
+            elif outcome == "ok":
+                findings += int(detail)
+    elapsed = time.perf_counter() - started
+    print(f"{len(files)} files in {elapsed:.0f} s: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    print(f"DL findings in the corpus: {findings}")
+    for path, detail in crashes:
+        print(f"CRASH {path}\n{detail}")
+    return 1 if crashes else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""Line and column of the few nodes we report, from one code-generation pass.
+
+LibCST's PositionProvider builds a CodeRange object for every node through the
+metadata machinery; we need the start of a handful of anchors. This state
+records plain character offsets during code generation (LibCST's syntactic
+start, whitespace excluded, exactly as PositionProvider defines it) and maps
+them to (line, column) afterwards. If LibCST's internal code-generation API
+ever changes, we fall back to PositionProvider.
+"""
+
+from __future__ import annotations
+
+import bisect
+from contextlib import contextmanager
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+
+import libcst as cst
+
+try:
+    from libcst._nodes.internal import CodegenState
+except ImportError:  # pragma: no cover - depends on LibCST's internals
+    CodegenState = None
+
+
+if CodegenState is not None:
+
+    class _OffsetState(CodegenState):
+        def __init__(self, default_indent: str, default_newline: str) -> None:
+            super().__init__(default_indent=default_indent, default_newline=default_newline)
+            self.offset = 0
+            self.starts: Dict[int, int] = {}
+            self._stack: List[int] = []
+
+        def add_indent_tokens(self) -> None:
+            for token in self.indent_tokens:
+                self.offset += len(token)
+
+        def add_token(self, value: str) -> None:
+            self.offset += len(value)
+
+        def pop_trailing_newline(self) -> None:
+            pass  # nothing follows the last token: offsets before it are unaffected
+
+        def before_codegen(self, node: cst.CSTNode) -> None:
+            self._stack.append(self.offset)
+
+        def after_codegen(self, node: cst.CSTNode) -> None:
+            start = self._stack.pop()
+            self.starts.setdefault(id(node), start)
+
+        @contextmanager
+        def record_syntactic_position(
+            self,
+            node: cst.CSTNode,
+            *,
+            start_node: Optional[cst.CSTNode] = None,
+            end_node: Optional[cst.CSTNode] = None,
+        ) -> Iterator[None]:
+            start = self.offset
+            try:
+                yield
+            finally:
+                if start_node is not None and id(start_node) in self.starts:
+                    start = self.starts[id(start_node)]
+                self.starts[id(node)] = start
+
+
+def _line_starts(source: str) -> List[int]:
+    starts = [0]
+    index = 0
+    length = len(source)
+    while index < length:
+        char = source[index]
+        if char == "\n" or (char == "\r" and (index + 1 >= length or source[index + 1] != "\n")):
+            starts.append(index + 1)
+        index += 1
+    return starts
+
+
+def _line_starts_fast(source: str) -> List[int]:
+    if "\r" in source:
+        return _line_starts(source)
+    starts = [0]
+    position = source.find("\n")
+    while position != -1:
+        starts.append(position + 1)
+        position = source.find("\n", position + 1)
+    return starts
+
+
+def node_starts(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[cst.CSTNode, Tuple[int, int]]:
+    """(1-based line, 0-based column) of each node's syntactic start."""
+    nodes = list(nodes)
+    if CodegenState is None:
+        return _fallback(module, nodes)
+    try:
+        state = _OffsetState(module.default_indent, module.default_newline)
+        module._codegen(state)
+    except (AttributeError, TypeError):  # pragma: no cover - LibCST internals changed
+        return _fallback(module, nodes)
+    line_starts = _line_starts_fast(module.code)
+    out = {}
+    for node in nodes:
+        offset = state.starts[id(node)]
+        line = bisect.bisect_right(line_starts, offset)
+        out[node] = (line, offset - line_starts[line - 1])
+    return out
+
+
+def _fallback(module: cst.Module, nodes) -> Dict[cst.CSTNode, Tuple[int, int]]:
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return {node: (positions[node].start.line, positions[node].start.column) for node in nodes}

@@ -1,0 +1,66 @@
+"""The prefilter is sound: a file it rejects yields nothing with the prefilter off."""
+
+import random
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from flake8_dataloader.engine import ParseFailure, _tokens, analyse
+from flake8_dataloader.prefilter import could_trigger
+from flake8_dataloader.settings import DEFAULT_SETTINGS, Settings
+
+from .conftest import FIXTURES
+from .harness import fixture_files
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+def _sample(root: Path, count: int, seed: int = 0):
+    files = sorted(root.rglob("*.py"))
+    random.Random(seed).shuffle(files)
+    return files[:count]
+
+
+def _real_files():
+    files = _sample(STDLIB, 60)
+    try:
+        import torch
+
+        files += _sample(Path(torch.__file__).parent, 60)
+    except ImportError:
+        pass
+    return files
+
+
+def _check(source: str, settings: Settings = DEFAULT_SETTINGS):
+    if could_trigger(source, _tokens(settings)):
+        return
+    try:
+        assert analyse(source, settings, use_prefilter=False) == []
+    except ParseFailure:
+        pass
+
+
+@pytest.mark.parametrize("path", fixture_files(FIXTURES), ids=lambda p: p.name)
+def test_fixtures_rejected_only_when_silent(path):
+    _check(path.read_text())
+
+
+def test_real_files_rejected_only_when_silent():
+    for path in _real_files():
+        _check(path.read_text(encoding="utf-8", errors="replace"))
+
+
+def test_rejects_ordinary_code_and_keeps_loader_code():
+    tokens = _tokens(DEFAULT_SETTINGS)
+    assert not could_trigger("import os\nprint(os.getcwd())\n", tokens)
+    assert could_trigger("from torch.utils.data import DataLoader\n", tokens)
+    assert could_trigger("def init(worker_id):\n    pass\n", tokens)
+
+
+def test_configured_names_join_the_tokens():
+    settings = Settings.build(["mypkg.data.FastLoader"])
+    source = "from mypkg.data import FastLoader\nFastLoader(ds, persistent_workers=True)\n"
+    assert could_trigger(source, _tokens(settings))
+    assert [code for _, _, code, _ in analyse(source, settings)] == ["DL101"]
