@@ -58,7 +58,10 @@ def main() -> int:
     parser.add_argument("--sample", type=int, help="check a random sample of this many files")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    files = sorted(str(p) for root in (args.roots or default_roots()) for p in root.rglob("*.py"))
+    files = sorted(
+        str(p) for root in (args.roots or default_roots()) for p in root.rglob("*.py")
+        if "site-packages" not in p.relative_to(root).parts
+    )
     if args.sample:
         random.Random(0).shuffle(files)
         files = files[: args.sample]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from functools import lru_cache
 from typing import List, Tuple
 
@@ -27,7 +28,24 @@ class ParseFailure(Exception):
     """LibCST could not parse the file (it raises more than ParserSyntaxError on valid code)."""
 
 
+# CPython refuses more nested brackets than this (flake8 then reports E999 and never runs
+# plugins); LibCST's native parser overflows its stack a few thousand levels deep.
+MAX_BRACKET_DEPTH = 200
+_BRACKETS = re.compile(r"[][(){}]")
+
+
+def too_deeply_nested(source: str) -> bool:
+    depth = 0
+    for match in _BRACKETS.finditer(source):
+        depth += 1 if match.group() in "([{" else -1
+        if depth > MAX_BRACKET_DEPTH:
+            return True
+    return False
+
+
 def parse(source: str) -> cst.Module:
+    if too_deeply_nested(source):
+        raise ParseFailure(f"brackets nested deeper than {MAX_BRACKET_DEPTH} levels")
     try:
         return cst.parse_module(source)
     except RecursionError:
