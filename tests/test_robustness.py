@@ -26,23 +26,25 @@ def plugin_run(lines):
     return [(line, col, message.split()[0]) for line, col, message, _ in DataLoaderChecker(None, lines, "t.py").run()]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(hypothesmith.from_grammar())
-def test_generated_programs_never_raise(source):
+def analyse_unfiltered(source):
+    """The whole analysis; only the input's own limits may stop it."""
     try:
         analyse(source, use_prefilter=False)
     except (ParseFailure, RecursionError):
         pass
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hypothesmith.from_grammar())
+def test_generated_programs_never_raise(source):
+    analyse_unfiltered(source)
 
 
 @pytest.mark.slow
 @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_node())
 def test_many_generated_programs_never_raise(source):
-    try:
-        analyse(source, use_prefilter=False)
-    except (ParseFailure, RecursionError):
-        pass
+    analyse_unfiltered(source)
 
 
 def test_libcst_type_error_on_valid_code_is_contained(caplog):

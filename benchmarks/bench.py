@@ -1,0 +1,157 @@
+"""How much the plugin adds to flake8, against bare LibCST parsing and against TorchFix.
+
+    python benchmarks/bench.py                      # torch's sources + the standard library
+    python benchmarks/bench.py --repeats 3 --torchfix-python /path/to/venv/bin/python
+
+Configurations are alternated and repeated; medians and ratios are printed as a table.
+Peak memory is the maximum resident set of each flake8 run (its worker processes included).
+TorchFix pins an old LibCST, so it is measured from its own virtual environment
+(`--torchfix-python`; `--make-torchfix-venv DIR` creates one with pip).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+def corpus_roots() -> List[Path]:
+    import importlib.util
+
+    roots = [Path(sysconfig.get_paths()["stdlib"])]
+    spec = importlib.util.find_spec("torch")
+    if spec and spec.origin:
+        roots.append(Path(spec.origin).parent)
+    return roots
+
+
+def corpus_files(roots: List[Path]) -> List[Path]:
+    return sorted(
+        p for root in roots for p in root.rglob("*.py")
+        if not {"site-packages", "test", "tests"} & set(p.relative_to(root).parts)
+    )
+
+
+def timed_run(cmd: List[str], cwd: Path) -> Tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of a command and the children it waited for."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - started, usage.ru_maxrss
+
+
+def flake8_cmd(python: str, files: List[Path], without: List[str], select: str) -> List[str]:
+    cmd = [python, str(HERE / "run_flake8.py")]
+    for name in without:
+        cmd += ["--without", name]
+    return cmd + ["--", "--isolated", "-j2", f"--select={select}", "--exit-zero", *map(str, files)]
+
+
+def compare_flake8(files: List[Path], repeats: int, torchfix_python: Optional[str]) -> Dict[str, Dict]:
+    if True:
+        listing = files
+        configs = {
+            "flake8 alone": flake8_cmd(sys.executable, listing, ["flake8-dataloader"], "E,F,W,C90"),
+            "flake8 + flake8-dataloader": flake8_cmd(sys.executable, listing, [], "E,F,W,C90,DL"),
+        }
+        if torchfix_python:
+            configs["flake8 alone (TorchFix venv)"] = flake8_cmd(torchfix_python, listing, ["TorchFix"], "E,F,W,C90")
+            configs["flake8 + TorchFix"] = flake8_cmd(torchfix_python, listing, [], "E,F,W,C90,TOR")
+        runs: Dict[str, List[Tuple[float, int]]] = {name: [] for name in configs}
+        for repeat in range(repeats):
+            for name, cmd in configs.items():  # alternated: one of each per round
+                runs[name].append(timed_run(cmd, ROOT))
+                print(f"  round {repeat + 1}: {name}: {runs[name][-1][0]:.1f} s", file=sys.stderr)
+    return {
+        name: {"median_s": statistics.median(t for t, _ in values), "peak_rss_mib": max(m for _, m in values) / 1024}
+        for name, values in runs.items()
+    }
+
+
+def plugin_vs_parse(files: List[Path], repeats: int) -> Dict[str, float]:
+    import libcst
+
+    from flake8_dataloader.engine import analyse
+
+    sources = [p.read_text(encoding="utf-8", errors="replace") for p in files]
+    parse_times, plugin_times = [], []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for source in sources:
+            try:
+                libcst.parse_module(source)
+            except Exception:  # noqa: S112 - unparsable files cost what they cost
+                pass
+        parse_times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        for source in sources:
+            try:
+                analyse(source)
+            except Exception:  # noqa: S112
+                pass
+        plugin_times.append(time.perf_counter() - started)
+    lines = sum(source.count("\n") for source in sources)
+    parse, plugin = statistics.median(parse_times), statistics.median(plugin_times)
+    return {"files": len(sources), "lines": lines, "parse_s": parse, "plugin_s": plugin,
+            "plugin_ms_per_file": 1000 * plugin / len(sources), "plugin_ms_per_kloc": 1000 * plugin / (lines / 1000)}
+
+
+def make_torchfix_venv(target: Path) -> str:
+    subprocess.run([sys.executable, "-m", "venv", str(target)], check=True)
+    python = str(target / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "torchfix", "flake8"], check=True)
+    return python
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("roots", nargs="*", type=Path, help="corpus roots (default: stdlib and torch)")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--torchfix-python", help="python of a virtual environment with torchfix and flake8")
+    parser.add_argument("--make-torchfix-venv", type=Path, metavar="DIR", help="create that environment first")
+    parser.add_argument("--skip-flake8", action="store_true", help="only the plugin vs parse comparison")
+    args = parser.parse_args()
+
+    files = corpus_files(args.roots or corpus_roots())
+    loader_files = [p for p in files if "DataLoader" in p.read_text(encoding="utf-8", errors="replace")]
+    loader_files += sorted((ROOT / "fixtures").rglob("*.py"))
+    torchfix = args.torchfix_python
+    if args.make_torchfix_venv:
+        torchfix = make_torchfix_venv(args.make_torchfix_venv)
+    print(f"corpus: {len(files)} files; loader-heavy: {len(loader_files)} files", file=sys.stderr)
+
+    heavy = plugin_vs_parse(loader_files, max(args.repeats, 3))
+    print("\n## Plugin alone on loader-heavy files vs bare libcst.parse_module")
+    print(f"{heavy['files']} files, {heavy['lines']} lines: parse {heavy['parse_s']:.2f} s, "
+          f"plugin {heavy['plugin_s']:.2f} s ({heavy['plugin_ms_per_file']:.1f} ms/file, "
+          f"{heavy['plugin_ms_per_kloc']:.1f} ms/1000 lines); ratio {heavy['plugin_s'] / heavy['parse_s']:.2f}x "
+          f"(target <= 2x)")
+    if args.skip_flake8:
+        return 0
+    results = compare_flake8(files, args.repeats, torchfix)
+    print(f"\n## flake8 on {len(files)} files (-j2, medians of {args.repeats})")
+    print("| configuration | wall (s) | peak RSS (MiB) |\n|---|---|---|")
+    for name, row in results.items():
+        print(f"| {name} | {row['median_s']:.1f} | {row['peak_rss_mib']:.0f} |")
+    base, ours = results["flake8 alone"], results["flake8 + flake8-dataloader"]
+    overhead = ours["median_s"] - base["median_s"]
+    print(f"\nplugin overhead: {overhead:+.2f} s = {100 * overhead / base['median_s']:+.1f}% of flake8 (target <= 5%); "
+          f"memory {100 * (ours['peak_rss_mib'] / base['peak_rss_mib'] - 1):+.1f}% (target <= 10%)")
+    if torchfix:
+        tf = results["flake8 + TorchFix"]["median_s"] - results["flake8 alone (TorchFix venv)"]["median_s"]
+        print(f"TorchFix overhead: {tf:+.2f} s; ours is {tf / max(overhead, 1e-3):.0f}x less (target >= 10x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
