@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
 import re
 from functools import lru_cache
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
 from .facts.analysis import FileFacts
 from .facts.collector import Collector
 from .positions import node_starts
-from .prefilter import could_trigger, triggers
+from .prefilter import could_trigger, could_trigger_in_code, triggers
 from .rules import RULES
 from .settings import DEFAULT_SETTINGS, Settings
 
@@ -59,10 +60,18 @@ def _tokens(settings: Settings) -> Tuple[str, ...]:
     return triggers(RULES, settings)
 
 
-def analyse(source: str, settings: Settings = DEFAULT_SETTINGS, use_prefilter: bool = True) -> List[Result]:
-    """Findings for one file's text. Raises ParseFailure, or on an internal error."""
-    if use_prefilter and not could_trigger(source, _tokens(settings)):
-        return []
+def analyse(
+    source: str, settings: Settings = DEFAULT_SETTINGS, use_prefilter: bool = True, tree: Optional[ast.AST] = None
+) -> List[Result]:
+    """Findings for one file's text. Raises ParseFailure, or on an internal error.
+
+    With ``tree`` (flake8's ast of the same source), the prefilter also checks that the
+    trigger tokens are identifiers, so a mention in a docstring costs no LibCST parse.
+    """
+    if use_prefilter:
+        tokens = _tokens(settings)
+        if not could_trigger(source, tokens) or (tree is not None and not could_trigger_in_code(tree, tokens)):
+            return []
     module = parse(source)
     collector = Collector()
     collector.walk(module)
@@ -80,6 +89,7 @@ def check_source(
     filename: str = "<stdin>",
     settings: Settings = DEFAULT_SETTINGS,
     use_prefilter: bool = True,
+    tree: Optional[ast.AST] = None,
 ) -> List[Result]:
     """Like ``analyse``, but never raises: a failure yields no findings and one log line.
 
@@ -88,7 +98,7 @@ def check_source(
     a warning, and re-raised when FLAKE8_DATALOADER_STRICT is set (the tests set it).
     """
     try:
-        return analyse(source, settings, use_prefilter)
+        return analyse(source, settings, use_prefilter, tree)
     except ParseFailure as exc:
         LOG.info("flake8-dataloader: skipped %s: LibCST cannot parse it (%s)", filename, exc)
     except RecursionError:

@@ -17,6 +17,7 @@ class DataLoaderChecker:
     settings: Settings = DEFAULT_SETTINGS
 
     def __init__(self, tree, lines: List[str], filename: str) -> None:
+        self.tree = tree
         self.lines = lines
         self.filename = filename
 
@@ -49,5 +50,5 @@ class DataLoaderChecker:
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
-        for line, column, _code, message in check_source(source, self.filename, self.settings):
+        for line, column, _code, message in check_source(source, self.filename, self.settings, tree=self.tree):
             yield line, column, message, type(self)

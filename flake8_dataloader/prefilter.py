@@ -2,18 +2,54 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Tuple
+import ast
+from typing import Iterable, Set, Tuple
 
 from .settings import Settings
 
+# One alternative: tokens that must all occur in the text.
+Alternative = Tuple[str, ...]
 
-def triggers(rules: Iterable, settings: Settings) -> Tuple[str, ...]:
-    tokens = set(settings.extra_triggers)
+
+def triggers(rules: Iterable, settings: Settings) -> Tuple[Alternative, ...]:
+    """Every rule's alternatives (a plain string is a one-token alternative), plus configured names."""
+    alternatives = {(token,) for token in settings.extra_triggers}
     for rule in rules:
-        tokens.update(rule.TRIGGERS)
-    # A shorter token that is a substring of a longer one makes the longer redundant.
-    return tuple(sorted(t for t in tokens if not any(o != t and o in t for o in tokens)))
+        for entry in rule.TRIGGERS:
+            alternatives.add((entry,) if isinstance(entry, str) else tuple(entry))
+    # An alternative implied by a weaker one (a superset of its tokens) adds nothing.
+    kept = [a for a in alternatives if not any(set(b) < set(a) for b in alternatives)]
+    return tuple(sorted(kept, key=lambda a: (len(a), a)))
 
 
-def could_trigger(source: str, tokens: Tuple[str, ...]) -> bool:
-    return any(token in source for token in tokens)
+def could_trigger(source: str, alternatives: Tuple[Alternative, ...]) -> bool:
+    return any(all(token in source for token in alternative) for alternative in alternatives)
+
+
+def identifiers(tree: ast.AST) -> Set[str]:
+    """Every name the code itself uses (not strings or comments): names, attributes, imports, params."""
+    found: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.alias):
+            found.update(node.name.split("."))
+            if node.asname:
+                found.add(node.asname)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, ast.keyword) and node.arg:
+            found.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.update(node.module.split("."))
+    return found
+
+
+def could_trigger_in_code(tree: ast.AST, alternatives: Tuple[Alternative, ...]) -> bool:
+    """Second stage on flake8's own ast: the tokens must be parts of identifiers, not of strings."""
+    text = "\n".join(identifiers(tree))
+    return could_trigger(text, alternatives)

@@ -1,5 +1,6 @@
 """The prefilter is sound: a file it rejects yields nothing with the prefilter off."""
 
+import ast
 import random
 import sysconfig
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flake8_dataloader.engine import ParseFailure, _tokens, analyse
-from flake8_dataloader.prefilter import could_trigger
+from flake8_dataloader.prefilter import could_trigger, could_trigger_in_code
 from flake8_dataloader.settings import DEFAULT_SETTINGS, Settings
 
 from .conftest import FIXTURES
@@ -34,7 +35,12 @@ def _real_files():
 
 
 def _check(source: str, settings: Settings = DEFAULT_SETTINGS):
-    if could_trigger(source, _tokens(settings)):
+    """Rejected by either stage (raw text, then identifiers in the ast) means silent."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        tree = None
+    if could_trigger(source, _tokens(settings)) and (tree is None or could_trigger_in_code(tree, _tokens(settings))):
         return
     try:
         assert analyse(source, settings, use_prefilter=False) == []
@@ -64,3 +70,13 @@ def test_configured_names_join_the_tokens():
     source = "from mypkg.data import FastLoader\nFastLoader(ds, persistent_workers=True)\n"
     assert could_trigger(source, _tokens(settings))
     assert [code for _, _, code, _ in analyse(source, settings)] == ["DL101"]
+
+
+def test_mentions_in_strings_do_not_cost_a_parse():
+    source = '"""Use a DataLoader with worker_init_fn here."""\nx = 1\n'
+    tokens = _tokens(DEFAULT_SETTINGS)
+    assert could_trigger(source, tokens)
+    assert not could_trigger_in_code(ast.parse(source), tokens)
+    code = "import torch.utils.data as tud\nloader = tud.DataLoader(ds, persistent_workers=True)\n"
+    assert could_trigger_in_code(ast.parse(code), tokens)
+    assert [c for _, _, c, _ in analyse(code, tree=ast.parse(code))] == ["DL101"]

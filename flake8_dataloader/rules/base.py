@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Iterator, Tuple
+from typing import ClassVar, Iterator
 
 import libcst as cst
 
@@ -26,8 +26,9 @@ class Rule:
     CODE: ClassVar[str]
     NAME: ClassVar[str]
     MESSAGE: ClassVar[str]
-    # Substrings of the source, any of which must occur for the rule to fire (the prefilter's input).
-    TRIGGERS: ClassVar[Tuple[str, ...]]
+    # The prefilter's input: alternatives, any of which must occur in the source for the rule to
+    # fire; an alternative is a substring, or a tuple of substrings that must all occur.
+    TRIGGERS: ClassVar[tuple]
     DEFAULT_OFF: ClassVar[bool] = False
 
     @classmethod

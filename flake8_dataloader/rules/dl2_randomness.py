@@ -119,7 +119,10 @@ class UnseededDatasetRng(Rule):
         "{rng} of {klass} is copied into every worker with the same state (workers draw identical "
         "numbers); reseed it per worker from get_worker_info().seed"
     )
-    TRIGGERS = ("Dataset", "torchvision")
+    # A dataset class (torch's or torchvision's) and an RNG constructor must both be named.
+    TRIGGERS = tuple(
+        (base, rng) for base in ("Dataset", "torchvision") for rng in ("default_rng", "RandomState", "Generator", "Random")
+    )
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
