@@ -2,6 +2,7 @@
 
     python benchmarks/bench.py                      # torch's sources + the standard library
     python benchmarks/bench.py --repeats 3 --torchfix-python /path/to/venv/bin/python
+    python benchmarks/bench.py --sample 400 --repeats 2 --make-torchfix-venv /tmp/tfvenv  # fits 10 minutes
 
 Configurations are alternated and repeated; medians and ratios are printed as a table.
 Peak memory is the maximum resident set of each flake8 run (its worker processes included).
@@ -139,9 +140,15 @@ def main() -> int:
     parser.add_argument("--torchfix-python", help="python of a virtual environment with torchfix and flake8")
     parser.add_argument("--make-torchfix-venv", type=Path, metavar="DIR", help="create that environment first")
     parser.add_argument("--skip-flake8", action="store_true", help="only the plugin vs parse comparison")
+    parser.add_argument("--sample", type=int, metavar="N", help="a fixed random sample of N corpus files")
     args = parser.parse_args()
 
     files = corpus_files(args.roots or corpus_roots())
+    if args.sample:
+        import random
+
+        random.Random(0).shuffle(files)
+        files = sorted(files[: args.sample])
     loader_files = [p for p in files if "DataLoader" in p.read_text(encoding="utf-8", errors="replace")]
     loader_files += sorted((ROOT / "fixtures").rglob("*.py"))
     torchfix = args.torchfix_python
