@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Set, Union
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -76,14 +76,13 @@ class Scope:
         return scope.bindings[name] if scope is not None else []
 
 
-def dotted_name(expr: cst.CSTNode) -> Optional[str]:
-    """``a.b.c`` as text, or None when the expression is not a plain dotted name."""
+def follow_single_binding(expr: cst.BaseExpression, scope: Scope) -> Tuple[cst.BaseExpression, Scope]:
+    """The value a name is assigned when it is bound exactly once; anything else unchanged."""
     if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = dotted_name(expr.value)
-        return f"{base}.{expr.attr.value}" if base else None
-    return None
+        bindings = scope.bindings_of(expr.value)
+        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
+            return bindings[0].value, bindings[0].scope
+    return expr, scope
 
 
 def resolve(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> FrozenSet[Target]:
@@ -116,14 +115,6 @@ def resolve(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> FrozenSet[Targe
     if isinstance(expr, cst.IfExp):
         return resolve(expr.body, scope, _depth + 1) | resolve(expr.orelse, scope, _depth + 1)
     return frozenset({None})
-
-
-def resolve_one(expr: cst.CSTNode, scope: Scope) -> Target:
-    """The single target of an expression, or None when it has none or several."""
-    targets = resolve(expr, scope)
-    if len(targets) == 1:
-        return next(iter(targets))
-    return None
 
 
 def qualname_in(expr: cst.CSTNode, scope: Scope, names: FrozenSet[str]) -> bool:

@@ -9,7 +9,7 @@ import libcst as cst
 from ..facts import constants as C
 from ..facts.analysis import last_name
 from ..facts.model import ClassInfo, FunctionInfo, Known
-from ..facts.resolve import evaluate, qualname_in, resolve
+from ..facts.resolve import evaluate, follow_single_binding, qualname_in, resolve
 from .base import NEEDS_LOADER, Finding, Rule
 
 DRAW_ROOTS = ("__getitem__", "__getitems__", "__iter__", "__next__")
@@ -306,12 +306,7 @@ class HalfSeededRun(Rule):
     @staticmethod
     def _random_sampler(facts, call) -> bool:
         sampler = call.args["sampler"]
-        expr, scope = sampler.expr, call.ctx.scope
-        if isinstance(expr, cst.Name):
-            bindings = scope.bindings_of(expr.value)
-            if len(bindings) != 1 or bindings[0].kind != "assign":
-                return False
-            expr, scope = bindings[0].value, bindings[0].scope
+        expr, scope = follow_single_binding(sampler.expr, call.ctx.scope)
         if not isinstance(expr, cst.Call) or not qualname_in(expr.func, scope, C.RANDOM_SAMPLERS):
             return False
         return not any(arg.keyword is not None and arg.keyword.value == "generator" for arg in expr.args)
@@ -406,10 +401,7 @@ class WorkerSeedIgnoresEpoch(Rule):
 
     @staticmethod
     def _dict_sources(expr, scope):
-        if isinstance(expr, cst.Name):
-            bindings = scope.bindings_of(expr.value)
-            if len(bindings) == 1 and bindings[0].kind == "assign":
-                expr, scope = bindings[0].value, bindings[0].scope
+        expr, scope = follow_single_binding(expr, scope)
         if isinstance(expr, cst.Dict):
             for element in expr.elements:
                 if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):

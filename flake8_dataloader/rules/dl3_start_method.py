@@ -9,7 +9,7 @@ import libcst as cst
 from ..facts import constants as C
 from ..facts.model import FunctionInfo, Known, LoaderCall, LoaderSite
 from ..facts.collector import children
-from ..facts.resolve import evaluate, resolve
+from ..facts.resolve import evaluate, follow_single_binding, resolve
 from .base import NEEDS_LOADER, Finding, Rule
 
 SET_START_METHOD = frozenset(f"{m}.set_start_method" for m in C.MULTIPROCESSING_MODULES)
@@ -55,12 +55,7 @@ def uses_fork_context(call: LoaderCall) -> bool:
     arg = call.args["multiprocessing_context"]
     if arg.known:
         return arg.state.value == "fork"
-    expr, scope = arg.expr, call.ctx.scope
-    if isinstance(expr, cst.Name):
-        bindings = scope.bindings_of(expr.value)
-        if len(bindings) != 1 or bindings[0].kind != "assign":
-            return False
-        expr, scope = bindings[0].value, bindings[0].scope
+    expr, scope = follow_single_binding(arg.expr, call.ctx.scope)
     if isinstance(expr, cst.Call) and all(t in GET_CONTEXT for t in resolve(expr.func, scope)):
         method = _first_arg(expr, "method")
         return method is not None and _is_fork(method, scope)

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..facts import constants as C
 from ..facts.model import LoaderSite, LoopInfo
-from ..facts.resolve import names_in, qualname_in
+from ..facts.resolve import follow_single_binding, names_in, qualname_in
 from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
 
 
@@ -450,11 +450,7 @@ class DistributedSamplerWithoutSetEpoch(Rule):
 
     @staticmethod
     def _construction(expr, scope) -> Optional[cst.Call]:
-        if isinstance(expr, cst.Name):
-            bindings = scope.bindings_of(expr.value)
-            if len(bindings) != 1 or bindings[0].kind != "assign":
-                return None
-            expr, scope = bindings[0].value, bindings[0].scope
+        expr, scope = follow_single_binding(expr, scope)
         if isinstance(expr, cst.Call) and qualname_in(expr.func, scope, C.DISTRIBUTED_SAMPLERS):
             for arg in expr.args:
                 if arg.keyword is not None and arg.keyword.value == "shuffle":
