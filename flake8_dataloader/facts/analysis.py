@@ -611,7 +611,7 @@ def read_arguments(call: cst.Call, ctx: Context, custom_init: bool = False) -> L
         if arg.star == "*":
             star = True
         elif arg.star == "**":
-            kwsplat = True
+            kwsplat = True  # every keyword not written may come from it
         elif arg.keyword is not None:
             keywords[arg.keyword.value] = arg
         elif not star:
@@ -629,7 +629,7 @@ def read_arguments(call: cst.Call, ctx: Context, custom_init: bool = False) -> L
             args[name] = Argument(name, Unknown("set by the subclass's __init__"))
         else:
             args[name] = Argument(name, OMITTED)
-    return LoaderCall(node=call, ctx=ctx, args=args, has_kwargs_splat=kwsplat)
+    return LoaderCall(node=call, ctx=ctx, args=args)
 
 
 def calls_by_function(facts: "FileFacts"):

@@ -70,12 +70,6 @@ DISTRIBUTED_SAMPLERS = frozenset(
     }
 )
 
-GET_WORKER_INFO = frozenset(
-    {
-        "torch.utils.data.get_worker_info",
-        "torch.utils.data._utils.worker.get_worker_info",
-    }
-)
 PER_ITERATOR_SEED_SOURCES = frozenset({"torch.initial_seed", "torch.random.initial_seed"})
 
 MULTIPROCESSING_MODULES = frozenset({"multiprocessing", "torch.multiprocessing"})

@@ -74,14 +74,6 @@ class LoopInfo:
     bound_names: Set[str] = field(default_factory=set)
     target_names: Set[str] = field(default_factory=set)
 
-    def chain(self) -> Tuple["LoopInfo", ...]:
-        out = []
-        loop: Optional[LoopInfo] = self
-        while loop is not None:
-            out.append(loop)
-            loop = loop.parent
-        return tuple(reversed(out))
-
 
 @dataclass(eq=False)
 class Context:
@@ -111,10 +103,6 @@ class FunctionInfo:
     is_generator: bool = False
     nested: bool = False  # defined inside another function
 
-    @property
-    def is_method(self) -> bool:
-        return self.cls is not None
-
 
 @dataclass(eq=False)
 class ClassInfo:
@@ -137,7 +125,6 @@ class LoaderCall:
     node: cst.Call
     ctx: Context
     args: Dict[str, Argument]
-    has_kwargs_splat: bool
 
     def arg(self, name: str) -> Argument:
         return self.args[name]
@@ -195,4 +182,3 @@ class Mutation:
     base: cst.BaseExpression
     node: cst.CSTNode
     ctx: Context
-    method: Optional[str] = None
