@@ -6,6 +6,7 @@ import ast
 import logging
 import os
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import List, Optional, Tuple
 
@@ -16,6 +17,7 @@ from .facts.collector import Collector
 from .positions import node_starts
 from .prefilter import could_trigger, could_trigger_in_code, triggers
 from .rules import RULES
+from .rules.base import Finding
 from .settings import DEFAULT_SETTINGS, Settings
 
 LOG = logging.getLogger("flake8.dataloader")
@@ -60,28 +62,48 @@ def _tokens(settings: Settings) -> Tuple[str, ...]:
     return triggers(RULES, settings)
 
 
-def analyse(
+@dataclass(frozen=True)
+class Analysis:
+    """One file's tree, facts and findings (the fix command edits the tree the rules saw)."""
+
+    module: cst.Module
+    facts: FileFacts
+    findings: List[Finding]
+
+    def results(self) -> List[Result]:
+        if not self.findings:
+            return []
+        # Positions cost a code-generation pass: pay it only for files with findings.
+        starts = node_starts(self.module, {finding.node for finding in self.findings})
+        return sorted({(*starts[f.node], f.code, f.message) for f in self.findings})
+
+
+def inspect_source(
     source: str, settings: Settings = DEFAULT_SETTINGS, use_prefilter: bool = True, tree: Optional[ast.AST] = None
-) -> List[Result]:
-    """Findings for one file's text. Raises ParseFailure, or on an internal error.
+) -> Optional[Analysis]:
+    """The analysis of one file's text, or None when the prefilter rules every finding out.
 
     With ``tree`` (flake8's ast of the same source), the prefilter also checks that the
     trigger tokens are identifiers, so a mention in a docstring costs no LibCST parse.
+    Raises ParseFailure, or on an internal error.
     """
     if use_prefilter:
         tokens = _tokens(settings)
         if not could_trigger(source, tokens) or (tree is not None and not could_trigger_in_code(tree, tokens)):
-            return []
+            return None
     module = parse(source)
     collector = Collector()
     collector.walk(module)
     facts = FileFacts(collector, settings.loader_names)
-    findings = [finding for rule in RULES for finding in rule.check(facts, settings)]
-    if not findings:
-        return []
-    # Positions cost a code-generation pass: pay it only for files with findings.
-    starts = node_starts(module, {finding.node for finding in findings})
-    return sorted({(*starts[f.node], f.code, f.message) for f in findings})
+    return Analysis(module, facts, [finding for rule in RULES for finding in rule.check(facts, settings)])
+
+
+def analyse(
+    source: str, settings: Settings = DEFAULT_SETTINGS, use_prefilter: bool = True, tree: Optional[ast.AST] = None
+) -> List[Result]:
+    """Findings for one file's text. Raises ParseFailure, or on an internal error."""
+    analysis = inspect_source(source, settings, use_prefilter, tree)
+    return [] if analysis is None else analysis.results()
 
 
 def check_source(

@@ -1,0 +1,400 @@
+"""One codemod per fixable rule: a finding in, a Plan out, or the reason it is left alone.
+
+A codemod only rewrites what is certain to be equivalent or what the finding
+intends; anything it cannot prove stays a finding, with the reason shown.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
+
+import libcst as cst
+
+from ..engine import Analysis
+from ..facts.collector import children, is_main_guard
+from ..facts.constants import DEFAULT_LOADER_NAMES
+from ..facts.model import LoaderCall
+from ..facts.resolve import resolve
+from ..rules.base import Finding
+from .edits import Plan, body_statements, comment_line, comments_in, keyword_arg, removable, with_leading_lines
+
+Outcome = Union[Plan, str]  # a str is the reason the finding is left alone
+
+
+class FixContext:
+    """The analysis of one round, with the indexes codemods look findings up in."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.module = analysis.module
+        self.facts = analysis.facts
+        self.keyword_owner: Dict[cst.Arg, Tuple[LoaderCall, str]] = {}
+        for call in self.facts.loader_calls.values():
+            for name, argument in call.args.items():
+                anchor = argument.anchor
+                if isinstance(anchor, cst.Arg) and anchor.keyword is not None and anchor.keyword.value == name:
+                    self.keyword_owner[anchor] = (call, name)
+        self._parents: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        if self._parents is None:
+            self._parents = {}
+            stack: List[cst.CSTNode] = [self.module]
+            while stack:
+                current = stack.pop()
+                for child in children(current):
+                    self._parents[child] = current
+                    stack.append(child)
+        return self._parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        parent = self.parent(node)
+        while parent is not None:
+            yield parent
+            parent = self.parent(parent)
+
+
+def code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _reevaluable(expr: cst.BaseExpression) -> bool:
+    """A name, attribute chain or constant subscript: reading it twice gives the same value."""
+    if isinstance(expr, cst.Name):
+        return expr.value not in ("True", "False", "None")
+    if isinstance(expr, cst.Attribute):
+        return _reevaluable(expr.value)
+    if isinstance(expr, cst.Subscript):
+        return (
+            _reevaluable(expr.value)
+            and len(expr.slice) == 1
+            and isinstance(expr.slice[0].slice, cst.Index)
+            and isinstance(expr.slice[0].slice.value, (cst.Integer, cst.SimpleString))
+        )
+    return False
+
+
+def _single_line(expr: cst.BaseExpression) -> Optional[str]:
+    text = code(expr)
+    return None if "\n" in text or comments_in(expr) else text
+
+
+def _index(call: cst.Call, arg: cst.Arg) -> int:
+    return next(i for i, candidate in enumerate(call.args) if candidate is arg)
+
+
+def drop_argument(finding: Finding, ctx: FixContext) -> Outcome:
+    """DL101, DL102: the argument cannot apply to a single-process loader; drop it."""
+    owner = ctx.keyword_owner.get(finding.node)
+    if owner is None:
+        return "the argument comes through **kwargs"
+    if not removable(finding.node):
+        return "a comment inside the argument would be lost"
+    call, _ = owner
+    plan = Plan()
+    plan.call(call.node).remove.add(_index(call.node, finding.node))
+    return plan
+
+
+def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
+    """DL104: `persistent_workers=<workers> > 0`, `prefetch_factor=<v> if <workers> > 0 else None`."""
+    owner = ctx.keyword_owner.get(finding.node)
+    if owner is None:
+        return "the argument comes through **kwargs"
+    call, name = owner
+    workers = call.num_workers.expr
+    workers_text = _single_line(workers) if _reevaluable(workers) else None
+    if workers_text is None:
+        return f"num_workers ({code(workers)}) is not a plain name or attribute: it would be evaluated twice"
+    arg = finding.node
+    if name == "persistent_workers":
+        if not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
+            return "persistent_workers is not the literal True"
+        value = cst.parse_expression(f"{workers_text} > 0")
+    else:
+        simple = _reevaluable(arg.value) or isinstance(arg.value, (cst.Integer, cst.Float))
+        value_text = _single_line(arg.value) if simple else None
+        if value_text is None:
+            return "prefetch_factor is not a constant, name or attribute: it would be evaluated conditionally"
+        value = cst.parse_expression(f"{value_text} if {workers_text} > 0 else None")
+    plan = Plan()
+    plan.call(call.node).values[_index(call.node, arg)] = value
+    return plan
+
+
+def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
+    """DL402: add `persistent_workers=True` (or `=<workers> > 0` when the count is unknown)."""
+    call = ctx.facts.loader_calls.get(finding.node)
+    if call is None:
+        return "the loader is built by a factory function of this file; set persistent_workers there"
+    targets = resolve(call.node.func, call.ctx.scope)
+    if not targets or not all(target in DEFAULT_LOADER_NAMES for target in targets):
+        return "the loader class is not torch's DataLoader or StatefulDataLoader: its signature is not known"
+    if not call.args["persistent_workers"].omitted:
+        return "persistent_workers=False is written explicitly; change it by hand if that was not deliberate"
+    workers = call.num_workers
+    if workers.known:
+        value: cst.BaseExpression = cst.Name("True")
+    else:
+        text = _single_line(workers.expr) if workers.expr is not None and _reevaluable(workers.expr) else None
+        if text is None:
+            return "num_workers is not a plain name or attribute: write persistent_workers=<workers> > 0 by hand"
+        value = cst.parse_expression(f"{text} > 0")
+    plan = Plan()
+    plan.call(call.node).append.append(keyword_arg(call.node, "persistent_workers", value))
+    return plan
+
+
+def _root_name(expr: cst.BaseExpression) -> Optional[str]:
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _scope_node(ctx: FixContext, node: cst.CSTNode) -> Tuple[cst.CSTNode, bool]:
+    """The function (or module) around ``node``, and whether a loop lies in between."""
+    in_loop = False
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Module)):
+            return ancestor, in_loop
+        in_loop = in_loop or isinstance(ancestor, (cst.For, cst.While))
+    return ctx.module, in_loop
+
+
+def _used_after(scope: cst.CSTNode, statement: cst.CSTNode, name: str) -> bool:
+    """``name`` occurs after ``statement`` in source order, or in a nested function or lambda."""
+    after = False
+    stack: List[Tuple[cst.CSTNode, bool]] = [(child, False) for child in reversed(list(children(scope)))]
+    while stack:
+        node, nested = stack.pop()
+        if node is statement:
+            after = True
+            continue
+        if isinstance(node, cst.Name) and node.value == name and (after or nested):
+            return True
+        inner = nested or isinstance(node, (cst.FunctionDef, cst.Lambda))
+        stack.extend((child, inner) for child in reversed(list(children(node))))
+    return False
+
+
+def _hasattr_guard(ctx: FixContext, line: cst.SimpleStatementLine, name: str) -> Optional[cst.If]:
+    """The `if hasattr(name, "_shutdown_workers"):` whose only statement is ``line``."""
+    block = ctx.parent(line)
+    guard = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if not isinstance(guard, cst.If) or guard.orelse is not None or len(block.body) != 1 or len(line.body) != 1:
+        return None
+    test = guard.test
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr"):
+        return None
+    if len(test.args) != 2 or code(test.args[0].value) != name:
+        return None
+    attribute = test.args[1].value
+    if not (isinstance(attribute, cst.SimpleString) and attribute.evaluated_value == "_shutdown_workers"):
+        return None
+    if block.header.comment is not None or any(line.comment is not None for line in block.footer):
+        return None
+    return guard
+
+
+def delete_loader(finding: Finding, ctx: FixContext) -> Outcome:
+    """DL404: `loader._shutdown_workers()` -> `del loader`; `with closing(x) as y:` -> `y = x`."""
+    call = finding.node
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "_shutdown_workers":
+        return _replace_shutdown_call(call, ctx)
+    return _unwrap_closing(call, ctx)
+
+
+def _replace_shutdown_call(call: cst.Call, ctx: FixContext) -> Outcome:
+    target = call.func.value
+    if not isinstance(target, cst.Name):
+        return "del of an attribute would break later uses of it; delete the reference by hand"
+    expression = ctx.parent(call)
+    line = ctx.parent(expression)
+    if not isinstance(expression, cst.Expr) or not isinstance(line, cst.SimpleStatementLine):
+        return "the call is part of a larger expression"
+    scope, in_loop = _scope_node(ctx, line)
+    if in_loop:
+        return "the call is inside a loop: a del could run before a later use"
+    if _used_after(scope, line, target.value):
+        return f"{target.value} is used after this point"
+    plan = Plan()
+    guard = _hasattr_guard(ctx, line, target.value)
+    if guard is not None:
+
+        def replace_guard(updated: cst.If) -> cst.SimpleStatementLine:
+            inner = updated.body.body[0]
+            return cst.SimpleStatementLine(
+                body=[cst.Del(target=cst.Name(target.value))],
+                leading_lines=[*updated.leading_lines, *inner.leading_lines],
+                trailing_whitespace=inner.trailing_whitespace,
+            )
+
+        plan.statements[guard] = replace_guard
+    else:
+        plan.statements[expression] = lambda updated: cst.Del(
+            target=cst.Name(target.value), semicolon=updated.semicolon
+        )
+    return plan
+
+
+def _unwrap_closing(call: cst.Call, ctx: FixContext) -> Outcome:
+    item = ctx.parent(call)
+    statement = ctx.parent(item)
+    if not isinstance(item, cst.WithItem) or item.item is not call or not isinstance(statement, cst.With):
+        return "closing() is not used as a with item"
+    if statement.asynchronous is not None or isinstance(statement.lpar, cst.LeftParen):
+        return "the with statement is asynchronous or parenthesized"
+    if statement.items[0] is not item:
+        return "closing() is not the first item of the with statement"
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return "closing() is not called with one plain argument"
+    target = item.asname.name if item.asname is not None else None
+    if target is not None and not isinstance(target, cst.Name):
+        return "the with target is not a plain name"
+    footer = statement.body.footer if isinstance(statement.body, cst.IndentedBlock) else ()
+    if any(line.comment is not None for line in footer):
+        return "comments at the end of the with block would move"
+
+    def unwrap(updated: cst.With) -> cst.FlattenSentinel:
+        loader = updated.items[0].item.args[0].value
+        header = updated.body.header if isinstance(updated.body, cst.IndentedBlock) else None
+        first: List[cst.BaseStatement] = []
+        if target is not None and not (isinstance(loader, cst.Name) and loader.value == target.value):
+            assign = cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=loader)
+            first = [cst.SimpleStatementLine(body=[assign], trailing_whitespace=header or cst.TrailingWhitespace())]
+            header = None
+        elif target is None and isinstance(loader, cst.Call):
+            expression = cst.Expr(loader)
+            first = [cst.SimpleStatementLine(body=[expression], trailing_whitespace=header or cst.TrailingWhitespace())]
+            header = None
+        if len(updated.items) == 1:
+            rest = body_statements(updated.body)
+        else:
+            rest = [updated.with_changes(items=updated.items[1:], leading_lines=[])]
+        if first:
+            statements = [with_leading_lines(first[0], updated.leading_lines), *rest]
+        else:
+            # No new line to carry the with's trailing comment: it becomes a comment line.
+            moved_comment = [comment_line(header)] if header is not None and header.comment is not None else []
+            statements = [with_leading_lines(rest[0], [*updated.leading_lines, *moved_comment]), *rest[1:]]
+        return cst.FlattenSentinel(statements)
+
+    plan = Plan(maybe_unused={name for name in [_root_name(call.func)] if name})
+    plan.statements[statement] = unwrap
+    return plan
+
+
+def _existing_guard(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.If) and is_main_guard(statement.test)
+
+
+def guard_entry_point(findings: List[Finding], ctx: FixContext) -> Outcome:
+    """DL301: move the module's tail, from the first unguarded statement on, under a main guard."""
+    body = list(ctx.module.body)
+    tops = []
+    for finding in findings:
+        top = finding.node
+        for ancestor in ctx.ancestors(finding.node):
+            if isinstance(ancestor, cst.Module):
+                break
+            top = ancestor
+        tops.append(next(i for i, statement in enumerate(body) if statement is top))
+    start = min(tops)
+    moved = body[start:]
+    for statement in moved:
+        if _existing_guard(statement) and statement.orelse is not None:
+            return "a main guard with an else branch follows"
+    moved_nodes = list(_walk(moved, _existing_guard))
+    moved_ids = {id(node) for node in moved_nodes}
+    if any(isinstance(node, (cst.FunctionDef, cst.ClassDef)) for node in moved_nodes):
+        return "a def or class would move under the guard, out of reach of spawned workers"
+    module_scope = ctx.facts.collector.module_scope
+    moved_names = {
+        name
+        for name, bindings in module_scope.bindings.items()
+        if any(binding.node is not None and id(binding.node) in moved_ids for binding in bindings)
+    }
+    reader = _global_reader(ctx, moved_names, moved_ids)
+    if reader is not None:
+        return f"{reader[0]} reads {reader[1]}, which the moved code binds: spawned workers would not see it"
+
+    def add_guard(updated: cst.Module) -> cst.Module:
+        return updated.with_changes(body=[*updated.body[:start], _guard(list(updated.body[start:]))])
+
+    plan = Plan(exclusive=True)
+    plan.statements[ctx.module] = add_guard
+    return plan
+
+
+def _walk(roots: List[cst.CSTNode], skip: Callable[[cst.CSTNode], bool]) -> Iterator[cst.CSTNode]:
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if skip(node):
+            continue
+        yield node
+        stack.extend(children(node))
+
+
+def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Optional[Tuple[str, str]]:
+    """A function or module-level lambda outside the moved code that reads one of ``names`` as a global."""
+    if not names:
+        return None
+    module_scope = ctx.facts.collector.module_scope
+    for function in ctx.facts.collector.functions.values():
+        if id(function.node) in moved_ids:
+            continue
+        nested = lambda node: node is not function.node and isinstance(node, cst.FunctionDef)  # noqa: E731
+        for node in _walk([function.node.body], nested):
+            if isinstance(node, cst.Name) and node.value in names:
+                if function.scope.lookup(node.value) in (module_scope, None):
+                    return f"{function.name}()", node.value
+    for node in _walk(list(ctx.module.body), lambda n: isinstance(n, cst.FunctionDef) or id(n) in moved_ids):
+        if isinstance(node, cst.Lambda):
+            params = {p.name.value for p in node.params.params}
+            used = {n.value for n in _walk([node.body], lambda n: False) if isinstance(n, cst.Name)}
+            for name in sorted((used - params) & names):
+                return "a lambda", name
+    return None
+
+
+def _guard(moved: List[cst.BaseStatement]) -> cst.If:
+    """``if __name__ == "__main__":`` around ``moved``; a main guard among them is merged in."""
+    test: cst.BaseExpression = cst.parse_expression('__name__ == "__main__"')
+    header = cst.TrailingWhitespace()
+    statements: List[cst.BaseStatement] = []
+    pending: List[cst.EmptyLine] = []
+    for statement in moved:
+        if _existing_guard(statement):
+            inner = body_statements(statement.body)
+            test = statement.test
+            if isinstance(statement.body, cst.IndentedBlock):
+                if statement.body.header.comment is not None and header.comment is None:
+                    header = statement.body.header
+                footer = list(statement.body.footer)
+            else:
+                footer = []
+            inner[0] = with_leading_lines(inner[0], [*pending, *statement.leading_lines])
+            statements += inner
+            pending = footer
+        else:
+            statements.append(with_leading_lines(statement, pending))
+            pending = []
+    leading = statements[0].leading_lines
+    statements[0] = statements[0].with_changes(leading_lines=[])
+    return cst.If(
+        test=test,
+        body=cst.IndentedBlock(body=statements, header=header, footer=pending),
+        leading_lines=leading,
+    )
+
+
+# code -> codemod; DL301's takes all of a file's DL301 findings at once.
+CODEMODS: Dict[str, Callable[[Finding, FixContext], Outcome]] = {
+    "DL101": drop_argument,
+    "DL102": drop_argument,
+    "DL104": guard_by_workers,
+    "DL402": enable_persistent_workers,
+    "DL404": delete_loader,
+}
+MODULE_CODEMODS: Dict[str, Callable[[List[Finding], FixContext], Outcome]] = {"DL301": guard_entry_point}
+FIXABLE = tuple(sorted([*CODEMODS, *MODULE_CODEMODS]))

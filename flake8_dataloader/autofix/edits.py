@@ -1,0 +1,271 @@
+"""Edits to a LibCST tree that keep layout and comments: argument-list surgery, one transformer.
+
+A codemod describes what it wants as a Plan keyed by nodes of the tree the rules saw;
+``apply`` runs all plans of a round in one transformation. Argument edits are
+indexed against the original call, so several rules can edit one call at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Set, Union
+
+import libcst as cst
+
+from ..facts.collector import children
+
+Whitespace = Union[cst.SimpleWhitespace, cst.ParenthesizedWhitespace]
+StatementEdit = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]]
+
+
+def comments_in(node: cst.CSTNode) -> List[cst.Comment]:
+    """Every comment in the subtree, whitespace included (the facts walker skips whitespace)."""
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Comment):
+            found.append(current)
+        stack.extend(current.children)
+    return found
+
+
+def _has_comment(ws: Whitespace) -> bool:
+    return isinstance(ws, cst.ParenthesizedWhitespace) and (
+        ws.first_line.comment is not None or any(line.comment is not None for line in ws.empty_lines)
+    )
+
+
+def _merge(first: Whitespace, second: Whitespace, at_end: bool = False) -> Whitespace:
+    """The separator left when the item between two separators goes; no comment is dropped.
+
+    Between two spaces-only separators, the one next to the bracket wins (``at_end``: the
+    closing one), so `f(a, b)` loses `b` as `f(a)` and `a` as `f(b)`.
+    """
+    first_lines = isinstance(first, cst.ParenthesizedWhitespace)
+    second_lines = isinstance(second, cst.ParenthesizedWhitespace)
+    if not first_lines and not second_lines:
+        return second if at_end else first
+    if not second_lines:
+        return first
+    if not first_lines:
+        return second
+    moved = []
+    if first.first_line.comment is not None and second.first_line.comment is not None:
+        # Both lines had a comment: the second one becomes a comment line of its own.
+        moved = [cst.EmptyLine(indent=second.indent, whitespace=second.last_line, comment=second.first_line.comment)]
+    return second.with_changes(
+        first_line=first.first_line if first.first_line.comment is not None else second.first_line,
+        empty_lines=[*first.empty_lines, *moved, *second.empty_lines],
+    )
+
+
+def _without_comments(ws: Whitespace) -> Whitespace:
+    if isinstance(ws, cst.ParenthesizedWhitespace):
+        return ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+    return ws
+
+
+def removable(arg: cst.Arg) -> bool:
+    """True when dropping the argument loses no comment (comments after its comma are kept)."""
+    kept = comments_in(arg.comma.whitespace_after) if isinstance(arg.comma, cst.Comma) else []
+    return len(comments_in(arg)) == len(kept)
+
+
+def _separator_after(arg: cst.Arg) -> Whitespace:
+    return arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else arg.whitespace_after_arg
+
+
+def _remove(call: cst.Call, args: List[cst.Arg], index: int) -> cst.Call:
+    """Drop args[index] and its comma; the separators on either side merge."""
+    arg = args[index]
+    after = _separator_after(arg)
+    if index == 0:
+        before = call.whitespace_before_args
+        rest = args[1:]
+        if not rest:
+            return call.with_changes(args=[], whitespace_before_args=_merge(before, after))
+        return call.with_changes(args=rest, whitespace_before_args=_merge(before, after))
+    previous = args[index - 1]
+    merged = _merge(previous.comma.whitespace_after, after, at_end=index == len(args) - 1)
+    if index < len(args) - 1 or isinstance(arg.comma, cst.Comma):
+        previous = previous.with_changes(comma=previous.comma.with_changes(whitespace_after=merged))
+    else:
+        previous = previous.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=merged)
+    return call.with_changes(args=[*args[: index - 1], previous, *args[index + 1:]])
+
+
+def _append(call: cst.Call, new: cst.Arg) -> cst.Call:
+    """Add an argument at the end, laid out like the ones before it (same line or one per line)."""
+    args = list(call.args)
+    if not args:
+        return call.with_changes(args=[new])
+    last = args[-1]
+    if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma):
+        separator = _without_comments(args[-2].comma.whitespace_after)
+    elif isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        separator = _without_comments(call.whitespace_before_args)
+    else:
+        separator = cst.SimpleWhitespace(" ")
+    if isinstance(last.comma, cst.Comma):
+        new = new.with_changes(comma=last.comma)
+        last = last.with_changes(comma=last.comma.with_changes(whitespace_after=separator))
+    else:
+        new = new.with_changes(whitespace_after_arg=last.whitespace_after_arg)
+        last = last.with_changes(
+            comma=cst.Comma(whitespace_after=separator), whitespace_after_arg=cst.SimpleWhitespace("")
+        )
+    return call.with_changes(args=[*args[:-1], last, new])
+
+
+def keyword_arg(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Arg:
+    """`name=value`, spaced around `=` like the call's other keywords."""
+    equal = next((a.equal for a in call.args if a.keyword is not None), None)
+    if not isinstance(equal, cst.AssignEqual):
+        equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    return cst.Arg(keyword=cst.Name(name), value=value, equal=equal)
+
+
+@dataclass
+class CallEdit:
+    """Changes to one call's arguments, by their index in the original call."""
+
+    remove: Set[int] = field(default_factory=set)
+    values: Dict[int, cst.BaseExpression] = field(default_factory=dict)
+    append: List[cst.Arg] = field(default_factory=list)
+
+    def conflicts(self, other: "CallEdit") -> bool:
+        names = {a.keyword.value for a in self.append} & {a.keyword.value for a in other.append}
+        touched = self.remove | set(self.values)
+        return bool(names or (touched & (other.remove | set(other.values))))
+
+    def merge(self, other: "CallEdit") -> None:
+        self.remove |= other.remove
+        self.values.update(other.values)
+        self.append += other.append
+
+    def __call__(self, call: cst.Call) -> cst.Call:
+        args = [
+            arg.with_changes(value=self.values[i]) if i in self.values else arg for i, arg in enumerate(call.args)
+        ]
+        call = call.with_changes(args=args)
+        for index in sorted(self.remove, reverse=True):
+            call = _remove(call, list(call.args), index)
+        for new in self.append:
+            call = _append(call, new)
+        return call
+
+
+@dataclass
+class Plan:
+    """What one fix changes. ``statements`` replace whole nodes (given the updated node)."""
+
+    calls: Dict[cst.Call, CallEdit] = field(default_factory=dict)
+    statements: Dict[cst.CSTNode, StatementEdit] = field(default_factory=dict)
+    # Names imported in the file whose last use the plan may remove (their import goes too).
+    maybe_unused: Set[str] = field(default_factory=set)
+    # Restructures the module: applied in a round of its own, never merged with other plans.
+    exclusive: bool = False
+
+    def call(self, node: cst.Call) -> CallEdit:
+        return self.calls.setdefault(node, CallEdit())
+
+    def conflicts(self, other: "Plan") -> bool:
+        if set(self.statements) & set(other.statements):
+            return True
+        return any(node in self.calls and self.calls[node].conflicts(edit) for node, edit in other.calls.items())
+
+    def merge(self, other: "Plan") -> None:
+        for node, edit in other.calls.items():
+            self.call(node).merge(edit)
+        self.statements.update(other.statements)
+        self.maybe_unused |= other.maybe_unused
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, plan: Plan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def on_leave(self, original_node, updated_node):
+        updated = super().on_leave(original_node, updated_node)
+        call_edit = self.plan.calls.get(original_node)
+        if call_edit is not None:
+            updated = call_edit(updated)
+        statement_edit = self.plan.statements.get(original_node)
+        if statement_edit is not None:
+            updated = statement_edit(updated)
+        return updated
+
+
+class _DropImports(cst.CSTTransformer):
+    """Remove the import of each name in ``names`` (the caller checked that nothing uses them)."""
+
+    def __init__(self, names: Set[str]) -> None:
+        super().__init__()
+        self.names = names
+
+    def _kept(self, aliases):
+        kept = [a for a in aliases if _bound_name(a) not in self.names]
+        if kept and len(kept) < len(aliases):
+            kept[-1] = kept[-1].with_changes(comma=aliases[-1].comma)
+        return kept
+
+    def leave_Import(self, original_node, updated_node):
+        kept = self._kept(updated_node.names)
+        return updated_node.with_changes(names=kept) if kept else cst.RemoveFromParent()
+
+    def leave_ImportFrom(self, original_node, updated_node):
+        if isinstance(updated_node.names, cst.ImportStar):
+            return updated_node
+        kept = self._kept(updated_node.names)
+        return updated_node.with_changes(names=kept) if kept else cst.RemoveFromParent()
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not updated_node.body:
+            return cst.RemoveFromParent()
+        return updated_node
+
+
+def _bound_name(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    node = alias.name
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else ""
+
+
+def _used_names(module: cst.Module) -> Set[str]:
+    used, stack = set(), [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            continue
+        if isinstance(node, cst.Name):
+            used.add(node.value)
+        stack.extend(children(node))
+    return used
+
+
+def apply(module: cst.Module, plan: Plan) -> cst.Module:
+    fixed = module.visit(_Apply(plan))
+    unused = plan.maybe_unused - _used_names(fixed)
+    if unused:
+        fixed = fixed.visit(_DropImports(unused))
+    return fixed
+
+
+def body_statements(block: Union[cst.IndentedBlock, cst.SimpleStatementSuite]) -> List[cst.BaseStatement]:
+    """A block's statements as lines that can stand at any indentation."""
+    if isinstance(block, cst.IndentedBlock):
+        return list(block.body)
+    return [cst.SimpleStatementLine(body=list(block.body), trailing_whitespace=block.trailing_whitespace)]
+
+
+def with_leading_lines(statement: cst.BaseStatement, lines) -> cst.BaseStatement:
+    return statement.with_changes(leading_lines=[*lines, *statement.leading_lines])
+
+
+def comment_line(whitespace: cst.TrailingWhitespace) -> cst.EmptyLine:
+    """A header's trailing comment as a comment line of its own."""
+    return cst.EmptyLine(comment=whitespace.comment)
