@@ -16,6 +16,7 @@ from ..facts.constants import DEFAULT_LOADER_NAMES
 from ..facts.model import LoaderCall
 from ..facts.resolve import resolve
 from ..rules.base import Finding
+from ..rules.dl5_correctness import iterable_classes, single_use_return
 from .edits import Plan, body_statements, comment_line, comments_in, keyword_arg, removable, with_leading_lines
 
 Outcome = Union[Plan, str]  # a str is the reason the finding is left alone
@@ -83,7 +84,7 @@ def _index(call: cst.Call, arg: cst.Arg) -> int:
 
 
 def drop_argument(finding: Finding, ctx: FixContext) -> Outcome:
-    """DL101, DL102: the argument cannot apply to a single-process loader; drop it."""
+    """DL101, DL102: drop the argument, which cannot apply to a single-process loader."""
     owner = ctx.keyword_owner.get(finding.node)
     if owner is None:
         return "the argument comes through **kwargs"
@@ -96,7 +97,8 @@ def drop_argument(finding: Finding, ctx: FixContext) -> Outcome:
 
 
 def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
-    """DL104: `persistent_workers=<workers> > 0`, `prefetch_factor=<v> if <workers> > 0 else None`."""
+    """DL104: guard by the worker count: `persistent_workers=<workers> > 0`,
+    `prefetch_factor=<v> if <workers> > 0 else None`."""
     owner = ctx.keyword_owner.get(finding.node)
     if owner is None:
         return "the argument comes through **kwargs"
@@ -122,7 +124,7 @@ def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
 
 
 def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
-    """DL402: add `persistent_workers=True` (or `=<workers> > 0` when the count is unknown)."""
+    """DL402: add `persistent_workers=True`, or `persistent_workers=<workers> > 0` when the count is unknown here."""
     call = ctx.facts.loader_calls.get(finding.node)
     if call is None:
         return "the loader is built by a factory function of this file; set persistent_workers there"
@@ -131,6 +133,9 @@ def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
         return "the loader class is not torch's DataLoader or StatefulDataLoader: its signature is not known"
     if not call.args["persistent_workers"].omitted:
         return "persistent_workers=False is written explicitly; change it by hand if that was not deliberate"
+    single_use = _single_use_dataset(call, ctx)
+    if single_use is not None:
+        return f"{single_use}.__iter__ returns an iterator it keeps: with persistent workers later epochs are empty"
     workers = call.num_workers
     if workers.known:
         value: cst.BaseExpression = cst.Name("True")
@@ -142,6 +147,18 @@ def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
     plan = Plan()
     plan.call(call.node).append.append(keyword_arg(call.node, "persistent_workers", value))
     return plan
+
+
+def _single_use_dataset(call: LoaderCall, ctx: FixContext) -> Optional[str]:
+    """The file's IterableDataset class that this loader reads and that only one epoch can use.
+
+    DL502 reports such a class once, however many loaders use it: checked here, since a
+    second lint would not show a new finding.
+    """
+    for klass in iterable_classes(ctx.facts):
+        if single_use_return(ctx.facts, klass) is not None and call in ctx.facts.loader_sites_using(klass):
+            return klass.name
+    return None
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[str]:
@@ -196,7 +213,8 @@ def _hasattr_guard(ctx: FixContext, line: cst.SimpleStatementLine, name: str) ->
 
 
 def delete_loader(finding: Finding, ctx: FixContext) -> Outcome:
-    """DL404: `loader._shutdown_workers()` -> `del loader`; `with closing(x) as y:` -> `y = x`."""
+    """DL404: replace `loader._shutdown_workers()` (and its `hasattr` guard) with `del loader`;
+    unwrap `with closing(x) as y:` into `y = x`."""
     call = finding.node
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "_shutdown_workers":
         return _replace_shutdown_call(call, ctx)
@@ -288,7 +306,7 @@ def _existing_guard(statement: cst.CSTNode) -> bool:
 
 
 def guard_entry_point(findings: List[Finding], ctx: FixContext) -> Outcome:
-    """DL301: move the module's tail, from the first unguarded statement on, under a main guard."""
+    """DL301: move the module's tail, from the first unguarded statement on, under `if __name__ == "__main__":`."""
     body = list(ctx.module.body)
     tops = []
     for finding in findings:
@@ -335,6 +353,10 @@ def _walk(roots: List[cst.CSTNode], skip: Callable[[cst.CSTNode], bool]) -> Iter
         stack.extend(children(node))
 
 
+def _never(node: cst.CSTNode) -> bool:
+    return False
+
+
 def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Optional[Tuple[str, str]]:
     """A function or module-level lambda outside the moved code that reads one of ``names`` as a global."""
     if not names:
@@ -344,14 +366,20 @@ def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Opt
         if id(function.node) in moved_ids:
             continue
         nested = lambda node: node is not function.node and isinstance(node, cst.FunctionDef)  # noqa: E731
-        for node in _walk([function.node.body], nested):
-            if isinstance(node, cst.Name) and node.value in names:
+        nodes = list(_walk([function.node.body], nested))
+        # Comprehension variables are local to the comprehension, whatever the resolver says.
+        comprehension_names = {
+            name.value for node in nodes if isinstance(node, cst.CompFor) for name in _walk([node.target], _never)
+            if isinstance(name, cst.Name)
+        }
+        for node in nodes:
+            if isinstance(node, cst.Name) and node.value in names - comprehension_names:
                 if function.scope.lookup(node.value) in (module_scope, None):
                     return f"{function.name}()", node.value
     for node in _walk(list(ctx.module.body), lambda n: isinstance(n, cst.FunctionDef) or id(n) in moved_ids):
         if isinstance(node, cst.Lambda):
             params = {p.name.value for p in node.params.params}
-            used = {n.value for n in _walk([node.body], lambda n: False) if isinstance(n, cst.Name)}
+            used = {n.value for n in _walk([node.body], _never) if isinstance(n, cst.Name)}
             for name in sorted((used - params) & names):
                 return "a lambda", name
     return None
@@ -379,6 +407,7 @@ def _guard(moved: List[cst.BaseStatement]) -> cst.If:
         else:
             statements.append(with_leading_lines(statement, pending))
             pending = []
+    statements = [with_leading_lines(statement, []) for statement in statements]
     leading = statements[0].leading_lines
     statements[0] = statements[0].with_changes(leading_lines=[])
     return cst.If(

@@ -263,7 +263,11 @@ def body_statements(block: Union[cst.IndentedBlock, cst.SimpleStatementSuite]) -
 
 
 def with_leading_lines(statement: cst.BaseStatement, lines) -> cst.BaseStatement:
-    return statement.with_changes(leading_lines=[*lines, *statement.leading_lines])
+    """``lines`` added before the statement's own; blank lines carry no indentation wherever it moves."""
+    merged = [*lines, *statement.leading_lines]
+    return statement.with_changes(
+        leading_lines=[line.with_changes(indent=False) if line.comment is None else line for line in merged]
+    )
 
 
 def comment_line(whitespace: cst.TrailingWhitespace) -> cst.EmptyLine:

@@ -12,7 +12,7 @@ from ..facts.resolve import resolve
 from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
 
 
-def _iterable_classes(facts):
+def iterable_classes(facts):
     return [k for k in facts.classes.values() if facts.dataset_kind(k) == "iterable"]
 
 
@@ -93,7 +93,7 @@ class UnshardedIterableDataset(Rule):
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
-        for klass in _iterable_classes(facts):
+        for klass in iterable_classes(facts):
             if _shards_by_worker(facts, klass):
                 continue
             for call in facts.loader_sites_using(klass):
@@ -103,7 +103,7 @@ class UnshardedIterableDataset(Rule):
                     yield cls.finding(call.node, klass=klass.name, workers=show_workers(call))
 
 
-def _single_use_return(facts, klass: ClassInfo) -> Optional[str]:
+def single_use_return(facts, klass: ClassInfo) -> Optional[str]:
     """'self' or 'self.<attr>' when __iter__ hands back an object that is exhausted after one pass."""
     method: Optional[FunctionInfo] = facts.method(klass, "__iter__")
     if method is None or method.is_generator or not method.params:
@@ -193,8 +193,8 @@ class SingleUseIterableDataset(Rule):
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
-        for klass in _iterable_classes(facts):
-            what = _single_use_return(facts, klass)
+        for klass in iterable_classes(facts):
+            what = single_use_return(facts, klass)
             if what is None:
                 continue
             for call in facts.loader_sites_using(klass):
