@@ -118,6 +118,11 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout, err: TextIO
     except SettingsError as exc:
         print(f"error: {exc}", file=err)
         return EXIT_ERROR
+    except SystemExit as exc:  # the plugin's own option check, run by flake8's parser
+        if not isinstance(exc.code, str):
+            raise
+        print(exc.code, file=err)
+        return EXIT_ERROR
     report = err if ours.diff else out
     status = EXIT_OK
     for path in view.files():

@@ -1,0 +1,289 @@
+"""The fix command: fixture twins, idempotence, what it refuses and why, layout and comments kept."""
+
+from collections import Counter
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from flake8_dataloader.autofix import FIXABLE, fix_source
+from flake8_dataloader.autofix.edits import CallEdit, keyword_arg
+from flake8_dataloader.engine import analyse
+
+from .conftest import FIXTURES
+from .harness import EXPECT, fixture_files, option_args, settings_from_argv
+
+TWINS = FIXTURES / "fixed"
+ORIGINALS = [p for p in fixture_files(FIXTURES) if TWINS not in p.parents]
+
+
+def without_expectations(text: str) -> str:
+    """The text with the `# DLnnn:col` comments gone (a fix keeps them; a twin states its own)."""
+    return "\n".join(EXPECT.sub("", line).rstrip() for line in text.split("\n"))
+
+
+def fixed(path: Path):
+    source = path.read_text(encoding="utf-8")
+    return source, fix_source(source, settings_from_argv(option_args(source)))
+
+
+@pytest.mark.parametrize("path", ORIGINALS, ids=[str(p.relative_to(FIXTURES)) for p in ORIGINALS])
+def test_fix_turns_each_fixture_into_its_twin_and_is_idempotent(path):
+    source, result = fixed(path)
+    twin = TWINS / path.relative_to(FIXTURES)
+    if not result.changed:
+        assert result.source == source
+        assert not twin.exists(), "a fixture the fix leaves alone needs no twin"
+        return
+    assert twin.exists(), f"the fix changes {path.name}: its expected result belongs in fixtures/fixed/"
+    expected = twin.read_text(encoding="utf-8")
+    assert without_expectations(result.source) == without_expectations(expected)
+    assert fix_source(result.source, settings_from_argv(option_args(source))).source == result.source
+    assert not fix_source(expected, settings_from_argv(option_args(expected))).changed
+
+
+@pytest.mark.parametrize("path", ORIGINALS, ids=[str(p.relative_to(FIXTURES)) for p in ORIGINALS])
+def test_second_lint_shows_each_fixed_finding_gone(path):
+    source, result = fixed(path)
+    settings = settings_from_argv(option_args(source))
+    before = Counter(code for _, _, code, _ in analyse(source, settings))
+    after = Counter(code for _, _, code, _ in analyse(result.source, settings))
+    fixed_codes = Counter(f.code for f in result.fixed)
+    assert after == before - fixed_codes
+    assert set(fixed_codes) <= set(FIXABLE)
+
+
+def test_every_twin_has_its_original():
+    for twin in fixture_files(TWINS):
+        assert (FIXTURES / twin.relative_to(TWINS)).exists(), twin
+
+
+def test_fixed_spawn_script_is_the_guarded_twin_that_runs_under_spawn():
+    # test_spawn_behaviour runs spawn/dl301_guarded_training.py under spawn: the fix writes the same code.
+    _, result = fixed(FIXTURES / "spawn" / "dl301_unguarded_training.py")
+    guarded = (FIXTURES / "spawn" / "dl301_guarded_training.py").read_text(encoding="utf-8")
+    after_docstring = lambda text: without_expectations(text).split("\n", 1)[1]  # noqa: E731
+    assert after_docstring(result.source) == after_docstring(guarded)
+
+
+def fix(source, **kwargs):
+    return fix_source(source, **kwargs)
+
+
+HEADER = "from torch.utils.data import DataLoader\n\n\n"
+
+
+def reasons(source):
+    return [(left.line, left.code, left.reason) for left in fix(source).left]
+
+
+def test_drop_argument_keeps_comments_and_layout():
+    source = HEADER + (
+        "loader = DataLoader(\n"
+        "    dataset,\n"
+        "    batch_size=8,\n"
+        "    persistent_workers=True,  # keep workers alive\n"
+        ")\n"
+    )
+    assert fix(source).source == HEADER + (
+        "loader = DataLoader(\n"
+        "    dataset,\n"
+        "    batch_size=8,  # keep workers alive\n"
+        ")\n"
+    )
+
+
+def test_drop_argument_refuses_to_lose_a_comment_inside_it():
+    source = HEADER + "loader = DataLoader(dataset, persistent_workers=(  # why\n    True))\n"
+    result = fix(source)
+    assert not result.changed
+    assert reasons(source) == [(4, "DL101", "a comment inside the argument would be lost")]
+
+
+def test_dl104_leaves_a_worker_count_that_is_a_call():
+    source = HEADER + "def make(ds):\n    return DataLoader(ds, num_workers=get(), persistent_workers=True)\n"
+    assert reasons(source) == [
+        (5, "DL104", "num_workers (get()) is not a plain name or attribute: it would be evaluated twice")
+    ]
+
+
+def test_dl104_guards_prefetch_and_persistent_with_the_same_expression():
+    source = HEADER + (
+        "def make(ds, cfg):\n"
+        '    return DataLoader(ds, num_workers=cfg["w"], persistent_workers=True, prefetch_factor=4)\n'
+    )
+    assert fix(source).source == HEADER + (
+        "def make(ds, cfg):\n"
+        '    return DataLoader(ds, num_workers=cfg["w"], persistent_workers=cfg["w"] > 0, '
+        'prefetch_factor=4 if cfg["w"] > 0 else None)\n'
+    )
+
+
+EPOCHS = "    for epoch in range(3):\n        for batch in loader:\n            pass\n"
+
+
+@pytest.mark.parametrize(
+    "construction, reason",
+    [
+        (
+            "loader = DataLoader(ds, num_workers=2, persistent_workers=False)",
+            "persistent_workers=False is written explicitly; change it by hand if that was not deliberate",
+        ),
+        (
+            "loader = DataLoader(ds, num_workers=workers())",
+            "num_workers is not a plain name or attribute: write persistent_workers=<workers> > 0 by hand",
+        ),
+        (
+            "loader = Custom(ds, num_workers=2)",
+            "the loader class is not torch's DataLoader or StatefulDataLoader: its signature is not known",
+        ),
+    ],
+)
+def test_dl402_leaves_what_it_cannot_prove(construction, reason):
+    source = HEADER + "class Custom(DataLoader):\n    pass\n\n\ndef train(ds):\n    " + construction + "\n" + EPOCHS
+    assert reasons(source) == [(9, "DL402", reason)]
+
+
+def test_dl402_fix_that_would_bring_a_stale_dataset_is_refused():
+    source = HEADER + (
+        "def train(ds):\n"
+        "    loader = DataLoader(ds, num_workers=2)\n"
+        "    for epoch in range(3):\n"
+        "        ds.epoch = epoch\n"
+        "        for batch in loader:\n"
+        "            pass\n"
+    )
+    assert reasons(source) == [(5, "DL402", "the fix would bring DL403")]
+
+
+def test_dl402_respects_noqa_and_flake8_noqa_file():
+    source = HEADER + "def train(ds):\n    loader = DataLoader(ds, num_workers=2)  # noqa: DL402\n" + EPOCHS
+    assert not fix(source).changed and fix(source).left == []
+    assert fix(source, honour_noqa=False).changed
+    assert not fix("# flake8: noqa\n" + source.replace("  # noqa: DL402", "")).changed
+    other_code = source.replace("# noqa: DL402", "# noqa: DL401")
+    assert fix(other_code).changed
+
+
+def test_dl404_attribute_and_later_use_are_left():
+    source = HEADER + (
+        "def run(ds):\n"
+        "    loader = DataLoader(ds, num_workers=2)\n"
+        "    loader._shutdown_workers()\n"
+        "    return loader\n"
+    )
+    assert reasons(source) == [(6, "DL404", "loader is used after this point")]
+
+
+def test_dl404_unwraps_closing_and_drops_its_now_unused_import():
+    source = (
+        "from contextlib import closing, suppress\n\n"
+        "from torch.utils.data import DataLoader\n\n\n"
+        "def evaluate(ds):\n"
+        "    # evaluation pass\n"
+        "    with closing(DataLoader(ds, num_workers=2)) as loader:  # no close() here\n"
+        "        for batch in loader:\n"
+        "            pass\n"
+    )
+    assert fix(source).source == (
+        "from contextlib import suppress\n\n"
+        "from torch.utils.data import DataLoader\n\n\n"
+        "def evaluate(ds):\n"
+        "    # evaluation pass\n"
+        "    loader = DataLoader(ds, num_workers=2)  # no close() here\n"
+        "    for batch in loader:\n"
+        "        pass\n"
+    )
+
+
+LOADER = HEADER + "loader = DataLoader(range(8), num_workers=2)\n"
+
+
+def test_dl301_merges_an_existing_guard_and_keeps_its_comment():
+    source = LOADER + (
+        "for batch in loader:\n"
+        "    pass\n"
+        "\n"
+        "if __name__ == '__main__':  # entry point\n"
+        "    print('done')\n"
+    )
+    assert fix(source).source == LOADER + (
+        "if __name__ == '__main__':  # entry point\n"
+        "    for batch in loader:\n"
+        "        pass\n"
+        "\n"
+        "    print('done')\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "tail, reason",
+    [
+        (
+            "for batch in loader:\n    pass\n\n\ndef helper():\n    return 1\n",
+            "a def or class would move under the guard, out of reach of spawned workers",
+        ),
+        (
+            "def scale(x):\n    return x * factor\n\n\nfactor = 2\nfor batch in loader:\n    pass\n",
+            None,
+        ),
+        (
+            "def scale(x):\n    return x * factor\n\n\nfor batch in loader:\n    pass\nfactor = 2\n",
+            "scale() reads factor, which the moved code binds: spawned workers would not see it",
+        ),
+        (
+            "collate = lambda b: b * factor\nfor batch in loader:\n    pass\nfactor = 2\n",
+            "a lambda reads factor, which the moved code binds: spawned workers would not see it",
+        ),
+    ],
+)
+def test_dl301_moves_only_what_workers_cannot_need(tail, reason):
+    source = LOADER + tail
+    result = fix(source, codes=("DL301",))
+    if reason is None:
+        assert result.changed and result.left == []
+    else:
+        assert not result.changed
+        assert {left.reason for left in result.left} == {reason}
+
+
+def test_fork_start_method_means_no_dl301_fix():
+    source = LOADER + "for batch in loader:\n    pass\n"
+    assert fix(source).changed
+    assert not fix(source, settings=settings_from_argv(["--dataloader-start-method=fork"])).changed
+
+
+def call_after(src, edit):
+    return cst.Module(body=[]).code_for_node(edit(cst.parse_expression(src)))
+
+
+@pytest.mark.parametrize(
+    "src, removed, expected",
+    [
+        ("f(a, b)", {1}, "f(a)"),
+        ("f(a, b)", {0}, "f(b)"),
+        ("f(a)", {0}, "f()"),
+        ("f(a, b, c)", {0, 2}, "f(b)"),
+        ("f(\n    a,\n    b,\n)", {1}, "f(\n    a,\n)"),
+        ("f(\n    a,\n    b,\n)", {0}, "f(\n    b,\n)"),
+        ("f(a,  # ca\n  b,  # cb\n  c)", {1}, "f(a,  # ca\n  # cb\n  c)"),
+    ],
+)
+def test_removing_arguments_keeps_commas_layout_and_comments(src, removed, expected):
+    assert call_after(src, CallEdit(remove=removed)) == expected
+
+
+@pytest.mark.parametrize(
+    "src, expected",
+    [
+        ("f()", "f(p=True)"),
+        ("f(a, b)", "f(a, b, p=True)"),
+        ("f(\n    a,\n    b,\n)", "f(\n    a,\n    b,\n    p=True,\n)"),
+        ("f(\n    a,\n    b\n)", "f(\n    a,\n    b,\n    p=True\n)"),
+        ("f(a, b = 2)", "f(a, b = 2, p = True)"),
+        ("f(a,  # c\n  b)", "f(a,  # c\n  b,\n  p=True)"),
+    ],
+)
+def test_appending_a_keyword_follows_the_call_layout(src, expected):
+    call = cst.parse_expression(src)
+    assert call_after(src, CallEdit(append=[keyword_arg(call, "p", cst.Name("True"))])) == expected
