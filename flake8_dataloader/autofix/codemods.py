@@ -17,7 +17,8 @@ from ..facts.model import LoaderCall
 from ..facts.resolve import resolve
 from ..rules.base import Finding
 from ..rules.dl5_correctness import iterable_classes, single_use_return
-from .edits import Plan, body_statements, comment_line, comments_in, keyword_arg, removable, with_leading_lines
+from .edits import Plan, body_statements, comment_line, keyword_arg, removable, with_leading_lines
+from .tree import comments_in, never, variable_children, walk
 
 Outcome = Union[Plan, str]  # a str is the reason the finding is left alone
 
@@ -58,20 +59,34 @@ def code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
-def _reevaluable(expr: cst.BaseExpression) -> bool:
-    """A name, attribute chain or constant subscript: reading it twice gives the same value."""
+# Conversions that give the same value each time for the values a worker count comes in.
+_PURE_CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool"})
+
+
+def _reevaluable(expr: cst.BaseExpression, scope) -> bool:
+    """A name, attribute chain, constant subscript or `int()` of one: reading it twice gives one value."""
     if isinstance(expr, cst.Name):
         return expr.value not in ("True", "False", "None")
     if isinstance(expr, cst.Attribute):
-        return _reevaluable(expr.value)
+        return _reevaluable(expr.value, scope)
     if isinstance(expr, cst.Subscript):
         return (
-            _reevaluable(expr.value)
+            _reevaluable(expr.value, scope)
             and len(expr.slice) == 1
             and isinstance(expr.slice[0].slice, cst.Index)
             and isinstance(expr.slice[0].slice.value, (cst.Integer, cst.SimpleString))
         )
+    if isinstance(expr, cst.Call) and len(expr.args) == 1 and not expr.args[0].keyword and not expr.args[0].star:
+        return resolve(expr.func, scope) <= _PURE_CONVERSIONS and _reevaluable(expr.args[0].value, scope)
     return False
+
+
+def _workers_text(call: LoaderCall) -> Optional[str]:
+    """num_workers as written, when it can be written a second time with the same value."""
+    workers = call.num_workers.expr
+    if workers is None or not _reevaluable(workers, call.ctx.scope):
+        return None
+    return _single_line(workers)
 
 
 def _single_line(expr: cst.BaseExpression) -> Optional[str]:
@@ -103,17 +118,17 @@ def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
     if owner is None:
         return "the argument comes through **kwargs"
     call, name = owner
-    workers = call.num_workers.expr
-    workers_text = _single_line(workers) if _reevaluable(workers) else None
+    workers_text = _workers_text(call)
     if workers_text is None:
-        return f"num_workers ({code(workers)}) is not a plain name or attribute: it would be evaluated twice"
+        workers = code(call.num_workers.expr)
+        return f"num_workers ({workers}) is not a plain name or attribute: it would be evaluated twice"
     arg = finding.node
     if name == "persistent_workers":
         if not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
             return "persistent_workers is not the literal True"
         value = cst.parse_expression(f"{workers_text} > 0")
     else:
-        simple = _reevaluable(arg.value) or isinstance(arg.value, (cst.Integer, cst.Float))
+        simple = _reevaluable(arg.value, call.ctx.scope) or isinstance(arg.value, (cst.Integer, cst.Float))
         value_text = _single_line(arg.value) if simple else None
         if value_text is None:
             return "prefetch_factor is not a constant, name or attribute: it would be evaluated conditionally"
@@ -136,11 +151,10 @@ def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
     single_use = _single_use_dataset(call, ctx)
     if single_use is not None:
         return f"{single_use}.__iter__ returns an iterator it keeps: with persistent workers later epochs are empty"
-    workers = call.num_workers
-    if workers.known:
+    if call.num_workers.known:
         value: cst.BaseExpression = cst.Name("True")
     else:
-        text = _single_line(workers.expr) if workers.expr is not None and _reevaluable(workers.expr) else None
+        text = _workers_text(call)
         if text is None:
             return "num_workers is not a plain name or attribute: write persistent_workers=<workers> > 0 by hand"
         value = cst.parse_expression(f"{text} > 0")
@@ -189,7 +203,7 @@ def _used_after(scope: cst.CSTNode, statement: cst.CSTNode, name: str) -> bool:
         if isinstance(node, cst.Name) and node.value == name and (after or nested):
             return True
         inner = nested or isinstance(node, (cst.FunctionDef, cst.Lambda))
-        stack.extend((child, inner) for child in reversed(list(children(node))))
+        stack.extend((child, inner) for child in reversed(variable_children(node)))
     return False
 
 
@@ -321,7 +335,7 @@ def guard_entry_point(findings: List[Finding], ctx: FixContext) -> Outcome:
     for statement in moved:
         if _existing_guard(statement) and statement.orelse is not None:
             return "a main guard with an else branch follows"
-    moved_nodes = list(_walk(moved, _existing_guard))
+    moved_nodes = list(walk(moved, _existing_guard))
     moved_ids = {id(node) for node in moved_nodes}
     if any(isinstance(node, (cst.FunctionDef, cst.ClassDef)) for node in moved_nodes):
         return "a def or class would move under the guard, out of reach of spawned workers"
@@ -343,20 +357,6 @@ def guard_entry_point(findings: List[Finding], ctx: FixContext) -> Outcome:
     return plan
 
 
-def _walk(roots: List[cst.CSTNode], skip: Callable[[cst.CSTNode], bool]) -> Iterator[cst.CSTNode]:
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        if skip(node):
-            continue
-        yield node
-        stack.extend(children(node))
-
-
-def _never(node: cst.CSTNode) -> bool:
-    return False
-
-
 def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Optional[Tuple[str, str]]:
     """A function or module-level lambda outside the moved code that reads one of ``names`` as a global."""
     if not names:
@@ -366,20 +366,20 @@ def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Opt
         if id(function.node) in moved_ids:
             continue
         nested = lambda node: node is not function.node and isinstance(node, cst.FunctionDef)  # noqa: E731
-        nodes = list(_walk([function.node.body], nested))
+        nodes = list(walk([function.node.body], nested))
         # Comprehension variables are local to the comprehension, whatever the resolver says.
         comprehension_names = {
-            name.value for node in nodes if isinstance(node, cst.CompFor) for name in _walk([node.target], _never)
+            name.value for node in nodes if isinstance(node, cst.CompFor) for name in walk([node.target], never)
             if isinstance(name, cst.Name)
         }
         for node in nodes:
             if isinstance(node, cst.Name) and node.value in names - comprehension_names:
                 if function.scope.lookup(node.value) in (module_scope, None):
                     return f"{function.name}()", node.value
-    for node in _walk(list(ctx.module.body), lambda n: isinstance(n, cst.FunctionDef) or id(n) in moved_ids):
+    for node in walk(list(ctx.module.body), lambda n: isinstance(n, cst.FunctionDef) or id(n) in moved_ids):
         if isinstance(node, cst.Lambda):
             params = {p.name.value for p in node.params.params}
-            used = {n.value for n in _walk([node.body], _never) if isinstance(n, cst.Name)}
+            used = {n.value for n in walk([node.body], never) if isinstance(n, cst.Name)}
             for name in sorted((used - params) & names):
                 return "a lambda", name
     return None

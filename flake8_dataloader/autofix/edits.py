@@ -12,21 +12,10 @@ from typing import Callable, Dict, List, Set, Union
 
 import libcst as cst
 
-from ..facts.collector import children
+from .tree import comments_in, walk
 
 Whitespace = Union[cst.SimpleWhitespace, cst.ParenthesizedWhitespace]
 StatementEdit = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]]
-
-
-def comments_in(node: cst.CSTNode) -> List[cst.Comment]:
-    """Every comment in the subtree, whitespace included (the facts walker skips whitespace)."""
-    found, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Comment):
-            found.append(current)
-        stack.extend(current.children)
-    return found
 
 
 def _has_comment(ws: Whitespace) -> bool:
@@ -236,15 +225,8 @@ def _bound_name(alias: cst.ImportAlias) -> str:
 
 
 def _used_names(module: cst.Module) -> Set[str]:
-    used, stack = set(), [module]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
-            continue
-        if isinstance(node, cst.Name):
-            used.add(node.value)
-        stack.extend(children(node))
-    return used
+    imports = (cst.Import, cst.ImportFrom)
+    return {node.value for node in walk([module], lambda n: isinstance(n, imports)) if isinstance(node, cst.Name)}
 
 
 def apply(module: cst.Module, plan: Plan) -> cst.Module:
