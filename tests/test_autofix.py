@@ -287,3 +287,60 @@ def test_removing_arguments_keeps_commas_layout_and_comments(src, removed, expec
 def test_appending_a_keyword_follows_the_call_layout(src, expected):
     call = cst.parse_expression(src)
     assert call_after(src, CallEdit(append=[keyword_arg(call, "p", cst.Name("True"))])) == expected
+
+
+def test_int_of_a_cli_value_is_repeated_in_the_guard():
+    source = HEADER + (
+        "def train(ds, opt):\n"
+        "    loader = DataLoader(ds, num_workers=int(opt.workers))\n" + EPOCHS
+    )
+    assert "num_workers=int(opt.workers), persistent_workers=int(opt.workers) > 0)" in fix(source).source
+    shadowed = source.replace("def train", "int = len\n\n\ndef train")
+    assert not fix(shadowed).changed
+
+
+def test_dl301_ignores_attribute_and_keyword_names_that_match_moved_names():
+    source = LOADER + (
+        "def init(m):\n"
+        "    m.weight.data.normal_(std=0.02)\n"
+        "\n"
+        "\n"
+        "for data in loader:\n"
+        "    std = data\n"
+    )
+    result = fix(source)
+    assert result.left == [] and [f.code for f in result.fixed] == ["DL301"]
+
+
+@pytest.mark.parametrize("path", sorted((FIXTURES.parent / "docs" / "rules").glob("DL*.md")), ids=lambda p: p.stem)
+def test_fixing_each_rule_page_example_is_safe_and_idempotent(path):
+    from flake8_dataloader.docs import code_blocks
+
+    for block in code_blocks(path.read_text(encoding="utf-8")):
+        result = fix(block)
+        compile(result.source, str(path), "exec")
+        assert not fix(result.source).changed
+        assert Counter(f.code for f in result.fixed) <= Counter(code for _, _, code, _ in analyse(block))
+
+
+@pytest.mark.parametrize("code", ["DL102", "DL104", "DL301", "DL402"])
+def test_fix_turns_the_rule_page_example_into_its_use_instead(code):
+    from flake8_dataloader.docs import code_blocks, sections
+    from flake8_dataloader.rules import RULES
+
+    (rule,) = [r for r in RULES if r.CODE == code]
+    (example,) = code_blocks(sections(rule)["Example"])
+    (use_instead,) = code_blocks(sections(rule)["Use instead"])
+    assert fix(example).source == use_instead
+
+
+def test_removing_the_first_import_takes_its_blank_lines_along():
+    source = (
+        "from contextlib import closing\n\n"
+        "from torch.utils.data import DataLoader\n\n\n"
+        "def evaluate(ds):\n"
+        "    with closing(DataLoader(ds, num_workers=2)) as loader:\n"
+        "        for batch in loader:\n"
+        "            pass\n"
+    )
+    assert fix(source).source.startswith("from torch.utils.data import DataLoader\n\n\ndef evaluate(ds):\n")

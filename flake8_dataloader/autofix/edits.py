@@ -8,7 +8,7 @@ indexed against the original call, so several rules can edit one call at once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Set, Union
+from typing import Callable, Dict, List, Optional, Set, Union
 
 import libcst as cst
 
@@ -192,6 +192,22 @@ class _DropImports(cst.CSTTransformer):
     def __init__(self, names: Set[str]) -> None:
         super().__init__()
         self.names = names
+        self.first_statement: Optional[cst.CSTNode] = None
+        self.removed_first = False
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.first_statement = node.body[0] if node.body else None
+
+    def leave_Module(self, original_node, updated_node):
+        # The file's first line went: the blank lines that separated it go too.
+        if self.removed_first and updated_node.body:
+            first = updated_node.body[0]
+            lines = list(first.leading_lines)
+            while lines and lines[0].comment is None:
+                lines.pop(0)
+            body = [first.with_changes(leading_lines=lines), *updated_node.body[1:]]
+            updated_node = updated_node.with_changes(body=body)
+        return updated_node
 
     def _kept(self, aliases):
         kept = [a for a in aliases if _bound_name(a) not in self.names]
@@ -211,6 +227,7 @@ class _DropImports(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if not updated_node.body:
+            self.removed_first = self.removed_first or original_node is self.first_statement
             return cst.RemoveFromParent()
         return updated_node
 
