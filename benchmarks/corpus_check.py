@@ -19,7 +19,7 @@ import sysconfig
 import time
 import traceback
 from pathlib import Path
-from typing import List, Tuple
+from typing import Callable, List, Tuple
 
 
 def default_roots() -> List[Path]:
@@ -35,28 +35,8 @@ def default_roots() -> List[Path]:
     return roots
 
 
-def check(path: str) -> Tuple[str, str, str, float]:
-    from flake8_dataloader.engine import ParseFailure, analyse
-
-    started = time.perf_counter()
-    try:
-        source = Path(path).read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        return path, "unreadable", str(exc), 0.0
-    try:
-        findings = analyse(source, use_prefilter=False)
-        outcome, detail = "ok", str(len(findings))
-    except ParseFailure as exc:
-        outcome, detail = "parse-failure", str(exc)[:120]
-    except RecursionError:
-        outcome, detail = "too-deep", ""
-    except Exception as exc:  # the point of this script: count our bugs
-        outcome, detail = "crash", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
-    return path, outcome, detail, time.perf_counter() - started
-
-
-def check_fix(path: str) -> Tuple[str, str, str, float]:
-    from flake8_dataloader.autofix import fix_source
+def _outcome(path: str, work: Callable[[str], Tuple[str, str]]) -> Tuple[str, str, str, float]:
+    """Run ``work`` on the file's text; parse failures and our own crashes are outcomes too."""
     from flake8_dataloader.engine import ParseFailure
 
     started = time.perf_counter()
@@ -65,12 +45,7 @@ def check_fix(path: str) -> Tuple[str, str, str, float]:
     except OSError as exc:
         return path, "unreadable", str(exc), 0.0
     try:
-        result = fix_source(source)
-        outcome, detail = ("fixed" if result.changed else "ok"), str(len(result.fixed))
-        if result.changed and (_compiles(source) and not _compiles(result.source)):
-            outcome, detail = "bad-fix", "the fixed text does not compile"
-        elif result.changed and fix_source(result.source).changed:
-            outcome, detail = "bad-fix", "a second run changes it again"
+        outcome, detail = work(source)
     except ParseFailure as exc:
         outcome, detail = "parse-failure", str(exc)[:120]
     except RecursionError:
@@ -80,12 +55,32 @@ def check_fix(path: str) -> Tuple[str, str, str, float]:
     return path, outcome, detail, time.perf_counter() - started
 
 
-def _compiles(source: str) -> bool:
-    try:
-        compile(source, "<corpus>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
-    return True
+def _lint(source: str) -> Tuple[str, str]:
+    from flake8_dataloader.engine import analyse
+
+    return "ok", str(len(analyse(source, use_prefilter=False)))
+
+
+def _fix(source: str) -> Tuple[str, str]:
+    from flake8_dataloader.autofix import fix_source
+    from flake8_dataloader.autofix.fixer import compiles
+
+    result = fix_source(source)
+    if not result.changed:
+        return "ok", "0"
+    if compiles(source) and not compiles(result.source):
+        return "bad-fix", "the fixed text does not compile"
+    if fix_source(result.source).changed:
+        return "bad-fix", "a second run changes it again"
+    return "fixed", str(len(result.fixed))
+
+
+def check(path: str) -> Tuple[str, str, str, float]:
+    return _outcome(path, _lint)
+
+
+def check_fix(path: str) -> Tuple[str, str, str, float]:
+    return _outcome(path, _fix)
 
 
 def main() -> int:

@@ -112,8 +112,8 @@ def drop_argument(finding: Finding, ctx: FixContext) -> Outcome:
 
 
 def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
-    """DL104: guard by the worker count: `persistent_workers=<workers> > 0`,
-    `prefetch_factor=<v> if <workers> > 0 else None`."""
+    """DL104: guard the argument by the worker count, `persistent_workers=<workers> > 0`
+    or `prefetch_factor=<v> if <workers> > 0 else None`."""
     owner = ctx.keyword_owner.get(finding.node)
     if owner is None:
         return "the argument comes through **kwargs"

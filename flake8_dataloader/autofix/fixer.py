@@ -90,7 +90,7 @@ class _Checker:
         self.module = analysis.module
         self.before = Counter(f.code for f in analysis.findings)
         self.settings = settings
-        self.compiles = _compiles(source)
+        self.compiles = compiles(source)
 
     def problem(self, plan: Plan, fixed_codes: Counter) -> Tuple[Optional[str], str]:
         text = apply(self.module, plan).code
@@ -98,7 +98,7 @@ class _Checker:
             after_analysis = inspect_source(text, self.settings, use_prefilter=False)
         except ParseFailure:
             return "the fixed code would not parse", text
-        if self.compiles and not _compiles(text):
+        if self.compiles and not compiles(text):
             return "the fixed code would not compile", text
         after = Counter(f.code for f in after_analysis.findings) if after_analysis else Counter()
         new = sorted(code for code in after if after[code] > self.before[code])
@@ -109,7 +109,8 @@ class _Checker:
         return None, text
 
 
-def _compiles(source: str) -> bool:
+def compiles(source: str) -> bool:
+    """True when the running Python compiles the text."""
     try:
         compile(source, "<fix>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
