@@ -5,6 +5,8 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from flake8_dataloader.autofix import FIXABLE, fix_source
 from flake8_dataloader.autofix.edits import CallEdit, keyword_arg
@@ -344,3 +346,65 @@ def test_removing_the_first_import_takes_its_blank_lines_along():
         "            pass\n"
     )
     assert fix(source).source.startswith("from torch.utils.data import DataLoader\n\n\ndef evaluate(ds):\n")
+
+
+# Generated training scripts: every combination of the fixable patterns, their look-alikes and
+# the uses that make a fix unsafe. The fix must never raise, must compile, must be idempotent
+# and must never add a finding.
+LOADER_CALLS = [
+    "DataLoader(ds, persistent_workers=True)",
+    "DataLoader(ds, num_workers=0, prefetch_factor=2, persistent_workers=True)",
+    "DataLoader(ds, num_workers=args.workers, persistent_workers=True, prefetch_factor=4)",
+    "DataLoader(ds, num_workers=int(args.workers))",
+    "DataLoader(ds, num_workers=4)",
+    "DataLoader(\n    ds,\n    num_workers=2,  # workers\n)",
+    "DataLoader(ds, num_workers=2, **kw)",
+    "DataLoader(ds, num_workers=get())",
+]
+STATEMENTS = [
+    "loader = {call}",
+    "for epoch in range(2):\n    for batch in loader:\n        pass",
+    "for batch in loader:\n    pass",
+    "ds.epoch = 1",
+    "loader._shutdown_workers()",
+    "if hasattr(loader, '_shutdown_workers'):\n    loader._shutdown_workers()",
+    "with closing(loader):\n    pass",
+    "with closing({call}) as loader:\n    for batch in loader:\n        pass",
+    "with contextlib.closing(loader) as other, open('f') as handle:\n    pass",
+    "print(loader)",
+    "for epoch in range(2):\n    loader = {call}\n    for batch in loader:\n        pass",
+    "def helper():\n    return loader",
+    "if __name__ == '__main__':\n    main(ds, args, {{}})",
+]
+
+
+def _indent(text, prefix):
+    return "\n".join(prefix + line if line else line for line in text.split("\n"))
+
+
+@st.composite
+def training_scripts(draw):
+    def block(prefix):
+        chosen = draw(st.lists(st.sampled_from(STATEMENTS), min_size=1, max_size=6))
+        calls = draw(st.lists(st.sampled_from(LOADER_CALLS), min_size=len(chosen), max_size=len(chosen)))
+        return "\n".join(_indent(s.format(call=_indent(c, "    ").lstrip()), prefix) for s, c in zip(chosen, calls))
+
+    return (
+        "import contextlib\nfrom contextlib import closing\n\nfrom torch.utils.data import DataLoader\n\n"
+        "ds = list(range(8))\nargs = None\nloader = None\n\n\n"
+        "def main(ds, args, kw):\n" + block("    ") + "\n\n\n" + block("") + "\n"
+    )
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(training_scripts())
+def test_fix_of_generated_scripts_is_safe(source):
+    compile(source, "<generated>", "exec")
+    result = fix(source)
+    compile(result.source, "<fixed>", "exec")
+    assert fix(result.source).source == result.source
+    before = Counter(code for _, _, code, _ in analyse(source))
+    after = Counter(code for _, _, code, _ in analyse(result.source))
+    fixed_codes = Counter(f.code for f in result.fixed)
+    assert set(after) <= set(before)
+    assert all(after[code] <= before[code] - fixed_codes[code] for code in after)

@@ -213,6 +213,8 @@ def _hasattr_guard(ctx: FixContext, line: cst.SimpleStatementLine, name: str) ->
     guard = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
     if not isinstance(guard, cst.If) or guard.orelse is not None or len(block.body) != 1 or len(line.body) != 1:
         return None
+    if not isinstance(ctx.parent(guard), (cst.IndentedBlock, cst.Module)):  # an `elif`
+        return None
     test = guard.test
     if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr"):
         return None
