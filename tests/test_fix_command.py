@@ -112,3 +112,20 @@ def test_bad_option_value_is_a_usage_error(tmp_path):
     result = fix("--isolated", "--dataloader-names=my-pkg.Loader", ".", cwd=tmp_path)
     assert result.returncode == 2
     assert "is not a dotted Python name" in result.stderr
+
+
+def test_stdin_to_stdout_for_editors(tmp_path):
+    def piped(text, *args):
+        return subprocess.run(
+            [sys.executable, "-m", "flake8_dataloader", "fix", "--isolated", *args, "-"],
+            input=text.encode(), cwd=tmp_path, capture_output=True, timeout=120,
+        )
+
+    result = piped(BAD, "--stdin-display-name=train.py")
+    assert (result.returncode, result.stdout.decode()) == (0, FIXED)
+    assert result.stderr.decode() == "train.py: fixed DL101 x1, DL402 x1\n"
+    broken = "def broken(:\n    DataLoader\n"
+    result = piped(broken)
+    assert (result.returncode, result.stdout.decode()) == (0, broken), "an unparsable input comes back as it was"
+    assert result.stderr.decode().startswith("stdin: skipped: LibCST cannot parse it (")
+    assert piped(BAD, "--diff").returncode == 1

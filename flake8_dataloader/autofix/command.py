@@ -14,7 +14,8 @@ import os
 import sys
 import tokenize
 from dataclasses import dataclass
-from typing import List, Optional, TextIO, Tuple
+from collections import Counter
+from typing import BinaryIO, List, Optional, TextIO, Tuple
 
 from flake8.discover_files import expand_paths
 from flake8.options.parse_args import parse_args
@@ -56,10 +57,11 @@ class Flake8View:
         return tuple(code for code in FIXABLE if guide.should_report_error(code) is Decision.Selected)
 
 
-def read_source(path: str) -> Tuple[str, str]:
+STDIN = "-"
+
+
+def decode(data: bytes) -> Tuple[str, str]:
     """The text and its encoding (PEP 263 cookie or BOM); newlines kept as they are."""
-    with open(path, "rb") as handle:
-        data = handle.read()
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     return data.decode(encoding), encoding
 
@@ -75,40 +77,81 @@ class FileFix:
         old, new = self.before.splitlines(keepends=True), self.result.source.splitlines(keepends=True)
         return list(difflib.unified_diff(old, new, self.path, self.path))
 
-    def write(self) -> None:
-        with open(self.path, "wb") as handle:
-            handle.write(self.result.source.encode(self.encoding))
+    def encoded(self) -> bytes:
+        return self.result.source.encode(self.encoding)
 
 
-def fix_file(path: str, view: Flake8View) -> Optional[FileFix]:
-    """The fix of one file; None when flake8 would report none of the fixable codes there."""
+def fix_file(path: str, data: bytes, view: Flake8View) -> FileFix:
+    """The fix of one file's bytes, with only the codes flake8 would report for that file."""
+    source, encoding = decode(data)
     codes = view.codes_for(path)
-    if not codes:
-        return None
-    source, encoding = read_source(path)
-    result = fix_source(source, view.settings, codes, honour_noqa=not view.options.disable_noqa)
-    return FileFix(path, source, encoding, result)
+    result = fix_source(source, view.settings, codes, honour_noqa=not view.options.disable_noqa) if codes else None
+    return FileFix(path, source, encoding, result or FixResult(source))
 
 
 def _summary(path: str, result: FixResult) -> List[str]:
     lines = []
     if result.fixed:
-        counts = {}
-        for fixed in result.fixed:
-            counts[fixed.code] = counts.get(fixed.code, 0) + 1
+        counts = Counter(fixed.code for fixed in result.fixed)
         lines.append(f"{path}: fixed " + ", ".join(f"{code} x{n}" for code, n in sorted(counts.items())))
     for left in sorted(result.left, key=lambda item: (item.line, item.column)):
         lines.append(f"{path}:{left.line}:{left.column + 1}: {left.code} left as is: {left.reason}")
     return lines
 
 
-def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def _read(path: str) -> bytes:
+    if path == STDIN:
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _fix_one(path: str, view: Flake8View, diff: bool, out: BinaryIO, err: TextIO) -> int:
+    """Fix one path (``-``: stdin to stdout, the text always echoed); the exit status it calls for."""
+    report = err if diff or path == STDIN else sys.stdout
+    name = view.options.stdin_display_name if path == STDIN else path
+    try:
+        data = _read(path)
+    except OSError as exc:
+        print(f"{name}: not read: {exc}", file=err)
+        return EXIT_ERROR
+    status, fixed = EXIT_OK, None
+    try:
+        fixed = fix_file(name, data, view)
+    except (UnicodeDecodeError, SyntaxError) as exc:  # SyntaxError: a bad coding cookie
+        print(f"{name}: not read: {exc}", file=err)
+        status = EXIT_ERROR
+    except (ParseFailure, RecursionError) as exc:
+        print(f"{name}: skipped: LibCST cannot parse it ({exc})", file=err)
+    except Exception as exc:  # our bug: say so, keep going with the other files
+        if os.environ.get(STRICT_ENV):
+            raise
+        print(f"{name}: internal error, file left unchanged: {type(exc).__name__}: {exc}", file=err)
+        status = EXIT_ERROR
+    changed = fixed is not None and fixed.result.changed
+    if diff:
+        if changed:
+            out.write("".join(fixed.diff()).encode("utf-8"))
+            status = max(status, EXIT_WOULD_CHANGE)
+    elif path == STDIN:
+        out.write(fixed.encoded() if fixed is not None else data)
+    elif changed:
+        with open(path, "wb") as handle:
+            handle.write(fixed.encoded())
+    if fixed is not None:
+        for line in _summary(name, fixed.result):
+            print(line, file=report)
+    return status
+
+
+def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m flake8_dataloader fix",
-        description=f"Apply the safe fixes for {', '.join(FIXABLE)} to the given files and directories.",
+        description=f"Apply the safe fixes for {', '.join(FIXABLE)} to the given files and directories "
+        "(`-`: read stdin, write the fixed text to stdout).",
         epilog="Any other option is flake8's (--select, --extend-ignore, --per-file-ignores, --exclude, "
-        "--config, --isolated, --dataloader-start-method, ...), read from the command line and "
-        "config files exactly as flake8 reads it: what flake8 would not report is not fixed. "
+        "--config, --isolated, --dataloader-start-method, --stdin-display-name, ...), read from the command "
+        "line and config files exactly as flake8 reads it: what flake8 would not report is not fixed. "
         "Exit status: 0 done (or nothing to change), 1 with --diff when a file would change, 2 on errors.",
     )
     parser.add_argument("--diff", action="store_true", help="write nothing; print a unified diff of the fixes")
@@ -116,39 +159,15 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout, err: TextIO
     try:
         view = Flake8View(flake8_argv)
     except SettingsError as exc:
-        print(f"error: {exc}", file=err)
+        print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except SystemExit as exc:  # the plugin's own option check, run by flake8's parser
         if not isinstance(exc.code, str):
             raise
-        print(exc.code, file=err)
+        print(exc.code, file=sys.stderr)
         return EXIT_ERROR
-    report = err if ours.diff else out
     status = EXIT_OK
     for path in view.files():
-        try:
-            fixed = fix_file(path, view)
-        except (OSError, UnicodeDecodeError, SyntaxError) as exc:  # SyntaxError: a bad coding cookie
-            print(f"{path}: not read: {exc}", file=err)
-            status = EXIT_ERROR
-            continue
-        except (ParseFailure, RecursionError) as exc:
-            print(f"{path}: skipped: LibCST cannot parse it ({exc})", file=err)
-            continue
-        except Exception as exc:  # our bug: say so, keep going with the other files
-            if os.environ.get(STRICT_ENV):
-                raise
-            print(f"{path}: internal error, file left unchanged: {type(exc).__name__}: {exc}", file=err)
-            status = EXIT_ERROR
-            continue
-        if fixed is None:
-            continue
-        if fixed.result.changed:
-            if ours.diff:
-                out.writelines(fixed.diff())
-                status = max(status, EXIT_WOULD_CHANGE)
-            else:
-                fixed.write()
-        for line in _summary(path, fixed.result):
-            print(line, file=report)
+        status = max(status, _fix_one(path, view, ours.diff, sys.stdout.buffer, sys.stderr))
+        sys.stdout.flush()
     return status
