@@ -221,9 +221,26 @@ def test_dl301_merges_an_existing_guard_and_keeps_its_comment():
 @pytest.mark.parametrize(
     "tail, reason",
     [
+        ("for batch in loader:\n    pass\n\n\ndef helper():\n    return 1\n", None),
         (
-            "for batch in loader:\n    pass\n\n\ndef helper():\n    return 1\n",
-            "a def or class would move under the guard, out of reach of spawned workers",
+            "for batch in loader:\n    pass\nif batch:\n    def helper():\n        return 1\n",
+            "a def or class inside a moved statement would be out of reach of spawned workers",
+        ),
+        (
+            "for batch in loader:\n    pass\nscale = 2\n\n\n@register(scale)\ndef helper():\n    return 1\n",
+            "helper uses scale when it is defined, and the moved code binds scale before it",
+        ),
+        (
+            "for batch in loader:\n    pass\nSIZE = 3\n\n\nclass Net:\n    size = SIZE\n",
+            "Net uses SIZE when it is defined, and the moved code binds SIZE before it",
+        ),
+        (
+            "for batch in loader:\n    helper()\n\n\ndef helper():\n    return 1\n",
+            "the moved code uses helper before it is defined",
+        ),
+        (
+            "for batch in loader:\n    pass\nhelper = None\n\n\ndef helper():\n    return 1\n",
+            "the moved code binds helper before the def or class of that name",
         ),
         (
             "def scale(x):\n    return x * factor\n\n\nfactor = 2\nfor batch in loader:\n    pass\n",
@@ -247,6 +264,39 @@ def test_dl301_moves_only_what_workers_cannot_need(tail, reason):
     else:
         assert not result.changed
         assert {left.reason for left in result.left} == {reason}
+
+
+def test_dl301_keeps_later_defs_and_classes_at_module_level():
+    source = LOADER + (
+        "# Look at one batch first.\n"
+        "print(next(iter(loader)))\n"
+        "\n"
+        "\n"
+        "class Net:\n"
+        "    def __call__(self, batch, scale=2):\n"
+        "        return batch * scale\n"
+        "\n"
+        "\n"
+        "model = Net()\n"
+        "for batch in loader:\n"
+        "    model(batch)\n"
+    )
+    assert fix(source).source == LOADER + (
+        "\n"
+        "\n"
+        "class Net:\n"
+        "    def __call__(self, batch, scale=2):\n"
+        "        return batch * scale\n"
+        "\n"
+        "\n"
+        'if __name__ == "__main__":\n'
+        "    # Look at one batch first.\n"
+        "    print(next(iter(loader)))\n"
+        "\n"
+        "    model = Net()\n"
+        "    for batch in loader:\n"
+        "        model(batch)\n"
+    )
 
 
 def test_fork_start_method_means_no_dl301_fix():
@@ -408,3 +458,15 @@ def test_fix_of_generated_scripts_is_safe(source):
     fixed_codes = Counter(f.code for f in result.fixed)
     assert set(after) <= set(before)
     assert all(after[code] <= before[code] - fixed_codes[code] for code in after)
+
+
+def test_fixed_twins_add_no_pycodestyle_or_pyflakes_warning():
+    # Line length aside (an added keyword can pass the limit), a fix leaves flake8's own checks as they were.
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select=E,W,F", "--extend-ignore=E501", str(TWINS)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")

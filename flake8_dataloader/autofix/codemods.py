@@ -14,7 +14,7 @@ from ..engine import Analysis
 from ..facts.collector import children, is_main_guard
 from ..facts.constants import DEFAULT_LOADER_NAMES
 from ..facts.model import LoaderCall
-from ..facts.resolve import resolve
+from ..facts.resolve import names_in, resolve
 from ..rules.base import Finding
 from ..rules.dl5_correctness import iterable_classes, single_use_return
 from .edits import Plan, body_statements, comment_line, keyword_arg, removable, with_leading_lines
@@ -322,7 +322,8 @@ def _existing_guard(statement: cst.CSTNode) -> bool:
 
 
 def guard_entry_point(findings: List[Finding], ctx: FixContext) -> Outcome:
-    """DL301: move the module's tail, from the first unguarded statement on, under `if __name__ == "__main__":`."""
+    """DL301: move the module's tail, from the first unguarded statement on, under `if __name__ == "__main__":`
+    (its defs and classes stay at module level, where spawned workers find them)."""
     body = list(ctx.module.body)
     tops = []
     for finding in findings:
@@ -333,30 +334,84 @@ def guard_entry_point(findings: List[Finding], ctx: FixContext) -> Outcome:
             top = ancestor
         tops.append(next(i for i, statement in enumerate(body) if statement is top))
     start = min(tops)
-    moved = body[start:]
-    for statement in moved:
-        if _existing_guard(statement) and statement.orelse is not None:
+    tail = list(range(start, len(body)))
+    kept = [i for i in tail if isinstance(body[i], (cst.FunctionDef, cst.ClassDef))]
+    moved = [i for i in tail if i not in kept]
+    for i in moved:
+        if _existing_guard(body[i]) and body[i].orelse is not None:
             return "a main guard with an else branch follows"
-    moved_nodes = list(walk(moved, _existing_guard))
+    moved_nodes = list(walk([body[i] for i in moved], _existing_guard))
     moved_ids = {id(node) for node in moved_nodes}
     if any(isinstance(node, (cst.FunctionDef, cst.ClassDef)) for node in moved_nodes):
-        return "a def or class would move under the guard, out of reach of spawned workers"
-    module_scope = ctx.facts.collector.module_scope
-    moved_names = {
-        name
-        for name, bindings in module_scope.bindings.items()
-        if any(binding.node is not None and id(binding.node) in moved_ids for binding in bindings)
-    }
-    reader = _global_reader(ctx, moved_names, moved_ids)
+        return "a def or class inside a moved statement would be out of reach of spawned workers"
+    bound_by = _module_names_bound_by(ctx, [body[i] for i in moved])
+    reader = _global_reader(ctx, set().union(*bound_by.values()), moved_ids)
     if reader is not None:
         return f"{reader[0]} reads {reader[1]}, which the moved code binds: spawned workers would not see it"
+    reason = _reorder_problem(body, kept, moved, bound_by)
+    if reason is not None:
+        return reason
 
     def add_guard(updated: cst.Module) -> cst.Module:
-        return updated.with_changes(body=[*updated.body[:start], _guard(list(updated.body[start:]))])
+        before = [*updated.body[:start], *(updated.body[i] for i in kept)]
+        after_definition = bool(before) and isinstance(before[-1], (cst.FunctionDef, cst.ClassDef))
+        return updated.with_changes(body=[*before, _guard([updated.body[i] for i in moved], after_definition)])
 
     plan = Plan(exclusive=True)
     plan.statements[ctx.module] = add_guard
     return plan
+
+
+def _module_names_bound_by(ctx: FixContext, statements: List[cst.CSTNode]) -> Dict[int, Set[str]]:
+    """For each statement (by id), the module-level names it binds (an existing main guard binds none here)."""
+    owner: Dict[int, int] = {}
+    for statement in statements:
+        owner.update((id(node), id(statement)) for node in walk([statement], _existing_guard))
+    bound: Dict[int, Set[str]] = {id(statement): set() for statement in statements}
+    for name, bindings in ctx.facts.collector.module_scope.bindings.items():
+        for binding in bindings:
+            if binding.node is not None and id(binding.node) in owner:
+                bound[owner[id(binding.node)]].add(name)
+    return bound
+
+
+def _reorder_problem(body, kept: List[int], moved: List[int], bound_by: Dict[int, Set[str]]) -> Optional[str]:
+    """Why the defs and classes of the tail cannot run before the moved code, if they cannot.
+
+    They now come first: no moved statement that preceded one may bind what it reads when it
+    is defined (decorators, defaults, annotations, bases, class bodies), read or bind its name.
+    """
+    for j in kept:
+        definition = body[j]
+        earlier = [body[i] for i in moved if i < j]
+        bound_earlier = set().union(*(bound_by[id(statement)] for statement in earlier))
+        for name in sorted(_definition_time_names(definition) & bound_earlier):
+            return f"{definition.name.value} uses {name} when it is defined, and the moved code binds {name} before it"
+        if definition.name.value in bound_earlier:
+            return f"the moved code binds {definition.name.value} before the def or class of that name"
+        if any(definition.name.value in names_in(statement) for statement in earlier):
+            return f"the moved code uses {definition.name.value} before it is defined"
+    return None
+
+
+def _definition_time_names(definition: Union[cst.FunctionDef, cst.ClassDef]) -> Set[str]:
+    """Names read when a def or class statement runs (not when the function is called)."""
+    parts: List[cst.CSTNode] = [decorator.decorator for decorator in definition.decorators]
+    if isinstance(definition, cst.FunctionDef):
+        params = definition.params
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        parts += [p.default for p in every if p.default is not None]
+        parts += [p.annotation for p in every if p.annotation is not None]
+        parts += [definition.returns] if definition.returns is not None else []
+        return set().union(*(names_in(part) for part in parts))
+    parts += [arg.value for arg in (*definition.bases, *definition.keywords)]
+    names = set().union(*(names_in(part) for part in parts))
+    for node in walk([definition.body], lambda n: isinstance(n, cst.FunctionDef)):
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+    methods = [n for n in children(definition.body) if isinstance(n, cst.FunctionDef)]
+    return names.union(*(_definition_time_names(method) for method in methods))
 
 
 def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Optional[Tuple[str, str]]:
@@ -387,8 +442,12 @@ def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Opt
     return None
 
 
-def _guard(moved: List[cst.BaseStatement]) -> cst.If:
-    """``if __name__ == "__main__":`` around ``moved``; a main guard among them is merged in."""
+def _guard(moved: List[cst.BaseStatement], after_definition: bool) -> cst.If:
+    """``if __name__ == "__main__":`` around ``moved``; a main guard among them is merged in.
+
+    Blank lines follow pycodestyle: at most one between statements inside the guard, two
+    before the guard when a def or class precedes it; comments stay with their statements.
+    """
     test: cst.BaseExpression = cst.parse_expression('__name__ == "__main__"')
     header = cst.TrailingWhitespace()
     statements: List[cst.BaseStatement] = []
@@ -409,14 +468,29 @@ def _guard(moved: List[cst.BaseStatement]) -> cst.If:
         else:
             statements.append(with_leading_lines(statement, pending))
             pending = []
-    statements = [with_leading_lines(statement, []) for statement in statements]
-    leading = statements[0].leading_lines
-    statements[0] = statements[0].with_changes(leading_lines=[])
+    first_lines = list(statements[0].leading_lines)
+    blank = 0
+    while blank < len(first_lines) and first_lines[blank].comment is None:
+        blank += 1
+    leading = [cst.EmptyLine(indent=False)] * (2 if after_definition else blank)
+    statements[0] = statements[0].with_changes(leading_lines=first_lines[blank:])
+    statements = [s.with_changes(leading_lines=_at_most_one_blank(s.leading_lines)) for s in statements]
     return cst.If(
         test=test,
-        body=cst.IndentedBlock(body=statements, header=header, footer=pending),
+        body=cst.IndentedBlock(body=statements, header=header, footer=_at_most_one_blank(pending)),
         leading_lines=leading,
     )
+
+
+def _at_most_one_blank(lines) -> List[cst.EmptyLine]:
+    out: List[cst.EmptyLine] = []
+    for line in lines:
+        if line.comment is None:
+            if out and out[-1].comment is None:
+                continue
+            line = line.with_changes(indent=False)
+        out.append(line)
+    return out
 
 
 # code -> codemod; DL301's takes all of a file's DL301 findings at once.

@@ -13,8 +13,8 @@ import io
 import os
 import sys
 import tokenize
-from dataclasses import dataclass
 from collections import Counter
+from dataclasses import dataclass
 from typing import BinaryIO, List, Optional, TextIO, Tuple
 
 from flake8.discover_files import expand_paths
