@@ -470,3 +470,26 @@ def test_fixed_twins_add_no_pycodestyle_or_pyflakes_warning():
         capture_output=True, text=True, timeout=120,
     )
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_fixes_that_pass_alone_but_not_together_join_one_by_one():
+    # Unwrapping both closing() blocks binds `loader` only from loader calls, which turns the
+    # `_shutdown_workers()` between them into a new DL404: only the first unwrap can go.
+    source = (
+        "from contextlib import closing\n\nfrom torch.utils.data import DataLoader\n\n\n"
+        "def main(ds):\n"
+        "    loader = DataLoader(ds, persistent_workers=True)\n"
+        "    with closing(DataLoader(ds, persistent_workers=True)) as loader:\n"
+        "        for batch in loader:\n"
+        "            pass\n"
+        "    loader._shutdown_workers()\n"
+        "    with closing(DataLoader(ds)) as loader:\n"
+        "        for batch in loader:\n"
+        "            pass\n"
+    )
+    result = fix(source)
+    assert sorted((f.line, f.code) for f in result.fixed) == [(7, "DL101"), (8, "DL101"), (8, "DL404")]
+    assert [(left.line, left.code, left.reason) for left in result.left] == [
+        (12, "DL404", "the finding would remain after the fix")
+    ]
+    assert not fix(result.source).changed

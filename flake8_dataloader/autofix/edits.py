@@ -170,6 +170,14 @@ class Plan:
         self.maybe_unused |= other.maybe_unused
 
 
+def combined(plans) -> Plan:
+    """One plan doing what all of ``plans`` do (they must not conflict); the inputs stay as they are."""
+    plan = Plan()
+    for other in plans:
+        plan.merge(other)
+    return plan
+
+
 class _Apply(cst.CSTTransformer):
     def __init__(self, plan: Plan) -> None:
         super().__init__()

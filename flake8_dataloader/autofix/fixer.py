@@ -21,10 +21,10 @@ from ..positions import node_starts
 from ..rules.base import Finding
 from ..settings import DEFAULT_SETTINGS, Settings
 from .codemods import CODEMODS, FIXABLE, MODULE_CODEMODS, FixContext, Outcome
-from .edits import Plan, apply
+from .edits import Plan, apply, combined
 
 # Each round fixes everything that does not collide; two or three rounds are the most seen.
-MAX_ROUNDS = 8
+MAX_ROUNDS = 20
 
 
 @dataclass(frozen=True)
@@ -144,33 +144,53 @@ def fix_source(
         for candidate in _candidates(analysis, result.source, codes, honour_noqa):
             reason = candidate.outcome
             if isinstance(reason, Plan):
-                reason, _ = checker.problem(reason, Counter(f.code for f in candidate.findings))
+                reason, _ = checker.problem(reason, _codes(candidate))
             if reason is None:
                 accepted.append(candidate)
             else:
                 pairs = zip(candidate.findings, candidate.positions)
                 result.left += [Left(*position, f.code, reason) for f, position in pairs]
-        if not accepted:
+        fixed_text = _apply_round(checker, accepted, result) if accepted else result.source
+        if fixed_text == result.source:
             return result
-        result.source = _apply_round(checker, accepted, result)
+        result.source = fixed_text
+    # Still fixing after MAX_ROUNDS rounds (never seen): what is left waits for another run.
+    analysis = inspect_source(result.source, settings)
+    if analysis is not None:
+        result.left = [
+            Left(*position, f.code, f"not tried: the fix command stopped after {MAX_ROUNDS} rounds; run it again")
+            for candidate in _candidates(analysis, result.source, codes, honour_noqa)
+            for f, position in zip(candidate.findings, candidate.positions)
+        ]
     return result
 
 
+def _codes(*candidates: _Candidate) -> Counter:
+    return Counter(f.code for candidate in candidates for f in candidate.findings)
+
+
 def _apply_round(checker: _Checker, accepted: List[_Candidate], result: FixResult) -> str:
-    """Apply every accepted fix that collides with no other; the rest wait for the next round."""
+    """Apply the accepted fixes that collide with no other and, together, still pass the check.
+
+    Each passed on its own; together they usually do too (one check). When they do not,
+    they join one by one, each addition checked. The rest wait for the next round.
+    """
     exclusive = [c for c in accepted if c.outcome.exclusive]
     ordinary = [c for c in accepted if not c.outcome.exclusive]
     batch: List[_Candidate] = []
-    plan = Plan()
     for candidate in ordinary or exclusive[:1]:
-        if not plan.conflicts(candidate.outcome):
-            plan.merge(candidate.outcome)
+        if not any(c.outcome.conflicts(candidate.outcome) for c in batch):
             batch.append(candidate)
-    fixed_codes = Counter(f.code for c in batch for f in c.findings)
-    problem, text = checker.problem(plan, fixed_codes)
-    if problem is not None:  # the fixes interact: keep only the first, checked on its own above
-        batch = batch[:1]
-        text = apply(checker.module, batch[0].outcome).code
+    problem, text = checker.problem(combined(c.outcome for c in batch), _codes(*batch))
+    if problem is not None:
+        kept: List[_Candidate] = []
+        text = checker.module.code
+        for candidate in batch:
+            trial = [*kept, candidate]
+            problem, trial_text = checker.problem(combined(c.outcome for c in trial), _codes(*trial))
+            if problem is None:
+                kept, text = trial, trial_text
+        batch = kept
     for candidate in batch:
         result.fixed += [Fixed(*position, f.code) for f, position in zip(candidate.findings, candidate.positions)]
     return text
