@@ -18,12 +18,6 @@ Whitespace = Union[cst.SimpleWhitespace, cst.ParenthesizedWhitespace]
 StatementEdit = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]]
 
 
-def _has_comment(ws: Whitespace) -> bool:
-    return isinstance(ws, cst.ParenthesizedWhitespace) and (
-        ws.first_line.comment is not None or any(line.comment is not None for line in ws.empty_lines)
-    )
-
-
 def _merge(first: Whitespace, second: Whitespace, at_end: bool = False) -> Whitespace:
     """The separator left when the item between two separators goes; no comment is dropped.
 
