@@ -18,7 +18,7 @@ from ..facts.resolve import names_in, resolve
 from ..rules.base import Finding
 from ..rules.dl5_correctness import iterable_classes, single_use_return
 from .edits import Plan, body_statements, comment_line, keyword_arg, removable, with_leading_lines
-from .tree import comments_in, never, variable_children, walk
+from .tree import comments_in, variable_children, walk
 
 Outcome = Union[Plan, str]  # a str is the reason the finding is left alone
 
@@ -425,10 +425,7 @@ def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Opt
         nested = lambda node: node is not function.node and isinstance(node, cst.FunctionDef)  # noqa: E731
         nodes = list(walk([function.node.body], nested))
         # Comprehension variables are local to the comprehension, whatever the resolver says.
-        comprehension_names = {
-            name.value for node in nodes if isinstance(node, cst.CompFor) for name in walk([node.target], never)
-            if isinstance(name, cst.Name)
-        }
+        comprehension_names = set().union(*(names_in(node.target) for node in nodes if isinstance(node, cst.CompFor)))
         for node in nodes:
             if isinstance(node, cst.Name) and node.value in names - comprehension_names:
                 if function.scope.lookup(node.value) in (module_scope, None):
@@ -436,7 +433,7 @@ def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Opt
     for node in walk(list(ctx.module.body), lambda n: isinstance(n, cst.FunctionDef) or id(n) in moved_ids):
         if isinstance(node, cst.Lambda):
             params = {p.name.value for p in node.params.params}
-            used = {n.value for n in walk([node.body], never) if isinstance(n, cst.Name)}
+            used = names_in(node.body)
             for name in sorted((used - params) & names):
                 return "a lambda", name
     return None
