@@ -146,16 +146,35 @@ def test_dl402_leaves_what_it_cannot_prove(construction, reason):
     assert reasons(source) == [(9, "DL402", reason)]
 
 
-def test_dl402_fix_that_would_bring_a_stale_dataset_is_refused():
-    source = HEADER + (
+@pytest.mark.parametrize(
+    "change",
+    [
+        "ds.epoch = epoch",
+        "bump(ds, epoch)",
+        "setattr(ds, 'epoch', epoch)",
+        "random.shuffle(ds.items)",
+        "ds.items.sort()",
+        "ds.items[0] = epoch",
+        "ds.set_epoch(epoch)",
+        "loader.dataset.update_data()",
+    ],
+)
+def test_dl402_neither_reported_nor_fixed_when_the_loop_may_change_the_dataset(change):
+    source = "import random\n" + HEADER + (
+        "def bump(d, e):\n"
+        "    d.level = e\n"
+        "\n"
         "def train(ds):\n"
         "    loader = DataLoader(ds, num_workers=2)\n"
         "    for epoch in range(3):\n"
-        "        ds.epoch = epoch\n"
+        f"        {change}\n"
         "        for batch in loader:\n"
         "            pass\n"
     )
-    assert reasons(source) == [(5, "DL402", "the fix would bring DL403")]
+    assert [code for _, _, code, _ in analyse(source)] == []
+    assert not fix(source).changed
+    unchanged = source.replace(change, "print(len(ds), epoch)")
+    assert [code for _, _, code, _ in analyse(unchanged)] == ["DL402"]
 
 
 def test_dl402_respects_noqa_and_flake8_noqa_file():

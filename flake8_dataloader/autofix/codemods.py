@@ -14,7 +14,7 @@ from ..engine import Analysis
 from ..facts.collector import children, is_main_guard
 from ..facts.constants import DEFAULT_LOADER_NAMES
 from ..facts.model import LoaderCall
-from ..facts.resolve import names_in, resolve
+from ..facts.resolve import Scope, names_in, resolve
 from ..rules.base import Finding
 from ..rules.dl5_correctness import iterable_classes, single_use_return
 from .edits import Plan, body_statements, comment_line, keyword_arg, removable, with_leading_lines
@@ -36,6 +36,13 @@ class FixContext:
                 if isinstance(anchor, cst.Arg) and anchor.keyword is not None and anchor.keyword.value == name:
                     self.keyword_owner[anchor] = (call, name)
         self._parents: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None
+        self._scopes: Optional[Dict[cst.Call, Scope]] = None
+
+    def scope_of(self, call: cst.Call) -> Optional[Scope]:
+        """The scope a call of the file runs in."""
+        if self._scopes is None:
+            self._scopes = {record.node: record.ctx.scope for record in self.facts.collector.calls}
+        return self._scopes.get(call)
 
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         if self._parents is None:
@@ -207,6 +214,24 @@ def _used_after(scope: cst.CSTNode, statement: cst.CSTNode, name: str) -> bool:
     return False
 
 
+def _not_local(ctx: FixContext, call: cst.Call, name: str) -> Optional[str]:
+    """Why ``del name`` where ``call`` stands would not just drop a local reference, if it would not.
+
+    Inside a function, a name the function does not bind is a global or a closure's: `del`
+    there raises UnboundLocalError or NameError, or removes the module's variable.
+    """
+    scope = ctx.scope_of(call)
+    if scope is None:
+        return "the call's scope is unknown"
+    if scope.kind == "class":
+        return "the call is in a class body"
+    if name in scope.global_names or name in scope.nonlocal_names:
+        return f"{name} is declared global or nonlocal here: del would remove the shared variable"
+    if scope.lookup(name) is not scope:
+        return f"{name} is not bound in this function: del would raise UnboundLocalError"
+    return None
+
+
 def _hasattr_guard(ctx: FixContext, line: cst.SimpleStatementLine, name: str) -> Optional[cst.If]:
     """The `if hasattr(name, "_shutdown_workers"):` whose only statement is ``line``."""
     block = ctx.parent(line)
@@ -245,6 +270,9 @@ def _replace_shutdown_call(call: cst.Call, ctx: FixContext) -> Outcome:
     line = ctx.parent(expression)
     if not isinstance(expression, cst.Expr) or not isinstance(line, cst.SimpleStatementLine):
         return "the call is part of a larger expression"
+    not_local = _not_local(ctx, call, target.value)
+    if not_local is not None:
+        return not_local
     scope, in_loop = _scope_node(ctx, line)
     if in_loop:
         return "the call is inside a loop: a del could run before a later use"
@@ -351,6 +379,11 @@ def guard_entry_point(findings: List[Finding], ctx: FixContext) -> Outcome:
     reason = _reorder_problem(body, kept, moved, bound_by)
     if reason is not None:
         return reason
+    module_bindings = ctx.facts.collector.module_scope.bindings
+    for i in kept:
+        name = body[i].name.value
+        if len(module_bindings.get(name, ())) > 1:
+            return f"{name} is bound more than once at module level: moving its def could change which one runs"
 
     def add_guard(updated: cst.Module) -> cst.Module:
         before = [*updated.body[:start], *(updated.body[i] for i in kept)]

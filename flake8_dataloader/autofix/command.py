@@ -25,6 +25,7 @@ from ..engine import STRICT_ENV, ParseFailure
 from ..settings import Settings, SettingsError
 from .codemods import FIXABLE
 from .fixer import FixResult, fix_source
+from .writing import NotWritten, inside, replace_contents
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_ERROR = 0, 1, 2
 
@@ -40,15 +41,19 @@ class Flake8View:
         )
         self.guides = StyleGuideManager(self.options, formatter=None)
 
-    def files(self) -> List[str]:
-        return sorted(
-            expand_paths(
-                paths=self.options.filenames or ["."],
+    def files(self) -> List[Tuple[str, str]]:
+        """Each file to fix, with the tree it was found in (the argument; a file's own directory)."""
+        found = {}
+        for argument in self.options.filenames or ["."]:
+            root = argument if argument == STDIN or os.path.isdir(argument) else os.path.dirname(argument) or "."
+            for path in expand_paths(
+                paths=[argument],
                 stdin_display_name=self.options.stdin_display_name,
                 filename_patterns=self.options.filename,
                 exclude=self.options.exclude,
-            )
-        )
+            ):
+                found.setdefault(path, root)
+        return sorted(found.items())
 
     def codes_for(self, path: str) -> Tuple[str, ...]:
         """The fixable codes flake8 reports for this file (select, ignore, per-file-ignores)."""
@@ -106,10 +111,13 @@ def _read(path: str) -> bytes:
         return handle.read()
 
 
-def _fix_one(path: str, view: Flake8View, diff: bool, out: BinaryIO, err: TextIO) -> int:
+def _fix_one(path: str, root: str, view: Flake8View, diff: bool, out: BinaryIO, err: TextIO) -> int:
     """Fix one path (``-``: stdin to stdout, the text always echoed); the exit status it calls for."""
     report = err if diff or path == STDIN else sys.stdout
     name = view.options.stdin_display_name if path == STDIN else path
+    if path != STDIN and not inside(path, root):
+        print(f"{name}: skipped: a symbolic link to {os.path.realpath(path)}, outside {root}", file=err)
+        return EXIT_OK
     try:
         data = _read(path)
     except OSError as exc:
@@ -136,8 +144,11 @@ def _fix_one(path: str, view: Flake8View, diff: bool, out: BinaryIO, err: TextIO
     elif path == STDIN:
         out.write(fixed.encoded() if fixed is not None else data)
     elif changed:
-        with open(path, "wb") as handle:
-            handle.write(fixed.encoded())
+        try:
+            replace_contents(path, data, fixed.encoded())
+        except NotWritten as exc:
+            print(f"{name}: {exc}", file=err)
+            return EXIT_ERROR
     if fixed is not None:
         for line in _summary(name, fixed.result):
             print(line, file=report)
@@ -167,7 +178,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(exc.code, file=sys.stderr)
         return EXIT_ERROR
     status = EXIT_OK
-    for path in view.files():
-        status = max(status, _fix_one(path, view, ours.diff, sys.stdout.buffer, sys.stderr))
+    for path, root in view.files():
+        status = max(status, _fix_one(path, root, view, ours.diff, sys.stdout.buffer, sys.stderr))
         sys.stdout.flush()
     return status

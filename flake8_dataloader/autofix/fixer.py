@@ -84,6 +84,15 @@ def _candidates(analysis: Analysis, source: str, codes: Collection[str], honour_
     return out
 
 
+@dataclass(frozen=True)
+class _Check:
+    """The verdict on one fixed text: the problem (None: acceptable), the text and its analysis."""
+
+    problem: Optional[str]
+    text: str = ""
+    analysis: Optional[Analysis] = None
+
+
 class _Checker:
     """Lints a fixed text and says what is wrong with it, if anything."""
 
@@ -93,26 +102,27 @@ class _Checker:
         self.settings = settings
         self.compiles = compiles(source)
 
-    def problem(self, plan: Plan, fixed_codes: Counter) -> Tuple[Optional[str], str]:
+    def check(self, candidates: List["_Candidate"]) -> _Check:
+        plan, fixed_codes = combined(c.outcome for c in candidates), _codes(*candidates)
         try:
             text = apply(self.module, plan).code
         except Exception as exc:  # our bug: the finding stays, the other fixes go ahead
             if os.environ.get(STRICT_ENV):
                 raise
-            return f"internal error while rewriting ({type(exc).__name__}: {exc})", ""
+            return _Check(f"internal error while rewriting ({type(exc).__name__}: {exc})")
         try:
             after_analysis = inspect_source(text, self.settings, use_prefilter=False)
         except ParseFailure:
-            return "the fixed code would not parse", text
+            return _Check("the fixed code would not parse", text)
         if self.compiles and not compiles(text):
-            return "the fixed code would not compile", text
+            return _Check("the fixed code would not compile", text)
         after = Counter(f.code for f in after_analysis.findings) if after_analysis else Counter()
         new = sorted(code for code in after if after[code] > self.before[code])
         if new:
-            return f"the fix would bring {', '.join(new)}", text
+            return _Check(f"the fix would bring {', '.join(new)}", text)
         if any(after[code] > self.before[code] - count for code, count in fixed_codes.items()):
-            return "the finding would remain after the fix", text
-        return None, text
+            return _Check("the finding would remain after the fix", text)
+        return _Check(None, text, after_analysis)
 
 
 def compiles(source: str) -> bool:
@@ -134,28 +144,25 @@ def fix_source(
     result = FixResult(source)
     if honour_noqa and defaults.NOQA_FILE.search(source):
         return result
+    analysis = inspect_source(source, settings)
     for _ in range(MAX_ROUNDS):
-        analysis = inspect_source(result.source, settings)
         if analysis is None:
             return result
         checker = _Checker(analysis, result.source, settings)
-        accepted: List[_Candidate] = []
+        plans: List[_Candidate] = []
         result.left = []
         for candidate in _candidates(analysis, result.source, codes, honour_noqa):
-            reason = candidate.outcome
-            if isinstance(reason, Plan):
-                reason, _ = checker.problem(reason, _codes(candidate))
-            if reason is None:
-                accepted.append(candidate)
+            if isinstance(candidate.outcome, Plan):
+                plans.append(candidate)
             else:
-                pairs = zip(candidate.findings, candidate.positions)
-                result.left += [Left(*position, f.code, reason) for f, position in pairs]
-        fixed_text = _apply_round(checker, accepted, result) if accepted else result.source
-        if fixed_text == result.source:
+                result.left += _left(candidate, candidate.outcome)
+        kept, verdict = _round(checker, plans, result)
+        if not kept:
             return result
-        result.source = fixed_text
+        for candidate in kept:
+            result.fixed += [Fixed(*position, f.code) for f, position in zip(candidate.findings, candidate.positions)]
+        result.source, analysis = verdict.text, verdict.analysis
     # Still fixing after MAX_ROUNDS rounds (never seen): what is left waits for another run.
-    analysis = inspect_source(result.source, settings)
     if analysis is not None:
         result.left = [
             Left(*position, f.code, f"not tried: the fix command stopped after {MAX_ROUNDS} rounds; run it again")
@@ -169,28 +176,59 @@ def _codes(*candidates: _Candidate) -> Counter:
     return Counter(f.code for candidate in candidates for f in candidate.findings)
 
 
-def _apply_round(checker: _Checker, accepted: List[_Candidate], result: FixResult) -> str:
-    """Apply the accepted fixes that collide with no other and, together, still pass the check.
+def _left(candidate: _Candidate, reason: str) -> List[Left]:
+    return [Left(*position, f.code, reason) for f, position in zip(candidate.findings, candidate.positions)]
 
-    Each passed on its own; together they usually do too (one check). When they do not,
-    they join one by one, each addition checked. The rest wait for the next round.
+
+def _round(checker: _Checker, plans: List[_Candidate], result: FixResult) -> Tuple[List[_Candidate], _Check]:
+    """The fixes of one round, applied together and checked with one lint in the usual case.
+
+    Fixes that touch the same node wait for the next round. A batch that fails its check
+    is halved until each failing fix is found alone (it stays, with its reason). A module
+    restructure (DL301) runs alone, in a round without other fixes.
     """
-    exclusive = [c for c in accepted if c.outcome.exclusive]
-    ordinary = [c for c in accepted if not c.outcome.exclusive]
-    batch: List[_Candidate] = []
-    for candidate in ordinary or exclusive[:1]:
-        if not any(c.outcome.conflicts(candidate.outcome) for c in batch):
-            batch.append(candidate)
-    problem, text = checker.problem(combined(c.outcome for c in batch), _codes(*batch))
-    if problem is not None:
-        kept: List[_Candidate] = []
-        text = checker.module.code
-        for candidate in batch:
-            trial = [*kept, candidate]
-            problem, trial_text = checker.problem(combined(c.outcome for c in trial), _codes(*trial))
-            if problem is None:
-                kept, text = trial, trial_text
-        batch = kept
-    for candidate in batch:
-        result.fixed += [Fixed(*position, f.code) for f, position in zip(candidate.findings, candidate.positions)]
-    return text
+    ordinary = [c for c in plans if not c.outcome.exclusive]
+    kept: List[_Candidate] = []
+    verdict = _Check(None)
+    while ordinary:
+        batch: List[_Candidate] = []
+        waiting: List[_Candidate] = []
+        for candidate in ordinary:
+            if any(c.outcome.conflicts(candidate.outcome) for c in [*kept, *batch]):
+                waiting.append(candidate)
+            else:
+                batch.append(candidate)
+        if not batch:
+            break  # everything left collides with a kept fix: next round
+        kept, verdict = _settle(checker, kept, verdict, batch, result)
+        ordinary = [c for c in waiting if not any(k.outcome.conflicts(c.outcome) for k in kept)]
+    if kept:
+        return kept, verdict
+    for candidate in plans:
+        if candidate.outcome.exclusive:
+            verdict = checker.check([candidate])
+            if verdict.problem is None:
+                return [candidate], verdict
+            result.left += _left(candidate, verdict.problem)
+    return [], verdict
+
+
+def _settle(
+    checker: _Checker, kept: List[_Candidate], kept_verdict: _Check, batch: List[_Candidate], result: FixResult
+) -> Tuple[List[_Candidate], _Check]:
+    """``kept`` (whose check is ``kept_verdict``) plus what of ``batch`` passes with it.
+
+    A fix that fails alone stays, with its reason; one that passes alone but not with the
+    kept fixes waits for the next round.
+    """
+    verdict = checker.check([*kept, *batch])
+    if verdict.problem is None:
+        return [*kept, *batch], verdict
+    if len(batch) == 1:
+        alone = checker.check(batch) if kept else verdict
+        if alone.problem is not None:
+            result.left += _left(batch[0], alone.problem)
+        return kept, kept_verdict
+    middle = len(batch) // 2
+    kept, kept_verdict = _settle(checker, kept, kept_verdict, batch[:middle], result)
+    return _settle(checker, kept, kept_verdict, batch[middle:], result)

@@ -46,6 +46,8 @@ class FileFacts:
         self.functions = collector.functions
         self.classes = collector.classes
         self._class_kind: Dict[ClassInfo, Optional[str]] = {}
+        self._ancestors: Dict[ClassInfo, List[ClassInfo]] = {}
+        self._targets: Dict[ClassInfo, Set] = {}
         self.loader_calls: Dict[cst.Call, LoaderCall] = {}
         self.sites: Dict[cst.Call, LoaderSite] = {}
         self.factories: Dict[FunctionInfo, List[LoaderCall]] = {}
@@ -63,26 +65,46 @@ class FileFacts:
     def class_of_def(self, node) -> Optional[ClassInfo]:
         return self.classes.get(node) if isinstance(node, cst.ClassDef) else None
 
+    def _parents(self, cls: ClassInfo) -> List[ClassInfo]:
+        parents: List[ClassInfo] = []
+        for base in cls.bases:
+            targets = resolve(base, cls.scope.parent)
+            if len(targets) > MAX_BINDINGS_FOLLOWED:
+                continue  # generated code (`class D(D)` redefined hundreds of times): not followed
+            for target in targets:
+                parent = self.class_of_def(target)
+                if parent is not None and parent is not cls and parent not in parents:
+                    parents.append(parent)
+        return parents
+
     def base_classes(self, cls: ClassInfo) -> List[ClassInfo]:
-        """Same-file ancestors, nearest first (single-inheritance walk per base)."""
+        """Same-file ancestors, nearest first (breadth-first over the bases), memoised."""
+        cached = self._ancestors.get(cls)
+        if cached is not None:
+            return cached
         out: List[ClassInfo] = []
-        stack = [cls]
-        while stack:
-            current = stack.pop(0)
-            for base in current.bases:
-                for target in resolve(base, current.scope.parent):
-                    parent = self.class_of_def(target)
-                    if parent is not None and parent not in out and parent is not cls:
-                        out.append(parent)
-                        stack.append(parent)
+        seen = {cls}
+        queue = [cls]
+        while queue:
+            current = queue.pop(0)
+            for parent in self._parents(current):
+                if parent not in seen:
+                    seen.add(parent)
+                    out.append(parent)
+                    queue.append(parent)
+        self._ancestors[cls] = out
         return out
 
     def _class_targets(self, cls: ClassInfo) -> Set:
-        targets: Set = set()
-        for klass in [cls, *self.base_classes(cls)]:
-            for base in klass.bases:
-                targets |= resolve(base, klass.scope.parent)
-        return targets
+        cached = self._targets.get(cls)
+        if cached is None:
+            cached = set()
+            for klass in [cls, *self.base_classes(cls)]:
+                for base in klass.bases:
+                    targets = resolve(base, klass.scope.parent)
+                    cached |= targets if len(targets) <= MAX_BINDINGS_FOLLOWED else {None}
+            self._targets[cls] = cached
+        return cached
 
     def is_loader_class(self, cls: ClassInfo) -> bool:
         return any(isinstance(t, str) and t in self.loader_names for t in self._class_targets(cls))

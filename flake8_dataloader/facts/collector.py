@@ -190,6 +190,9 @@ class Collector(cst.CSTVisitor):
     def visit_Global(self, node: cst.Global) -> None:
         self.scope.global_names.update(item.name.value for item in node.names)
 
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.scope.nonlocal_names.update(item.name.value for item in node.names)
+
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
             full = _dotted(alias.name)

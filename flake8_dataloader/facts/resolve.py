@@ -38,8 +38,10 @@ class Scope:
         self.bindings: Dict[str, List[Binding]] = {}
         self.params: Set[str] = set()
         self.global_names: Set[str] = set()
+        self.nonlocal_names: Set[str] = set()
         self.star_imports: List[str] = []
         self.info = None  # FunctionInfo or ClassInfo
+        self.resolver: Optional["NameResolver"] = None  # the module scope's memo of resolved names
 
     @property
     def module(self) -> "Scope":
@@ -55,6 +57,11 @@ class Scope:
         """Scope whose bindings a write of ``name`` here goes to."""
         if name in self.global_names:
             return self.module
+        if name in self.nonlocal_names:
+            scope = self.parent
+            while scope is not None and scope.kind != "function":
+                scope = scope.parent
+            return scope or self.module
         return self
 
     def lookup(self, name: str) -> Optional["Scope"]:
@@ -65,6 +72,10 @@ class Scope:
             if scope.kind != "class" or first:
                 if name in scope.global_names:
                     return self.module if name in self.module.bindings else None
+                if name in scope.nonlocal_names:
+                    first = False
+                    scope = scope.parent
+                    continue
                 if name in scope.bindings:
                     return scope
             first = False
@@ -85,36 +96,106 @@ def follow_single_binding(expr: cst.BaseExpression, scope: Scope) -> Tuple[cst.B
     return expr, scope
 
 
-def resolve(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> FrozenSet[Target]:
-    """Every target the expression may denote; None among them means 'something else'."""
-    if _depth > 20:
+class _Cycle:
+    """What a name being resolved resolves to while its own resolution is under way."""
+
+    def __repr__(self) -> str:
+        return "Cycle"
+
+
+_CYCLE = _Cycle()
+# Deeper chains of names (generated code) resolve to 'something else'.
+MAX_RESOLVE_DEPTH = 64
+
+
+class NameResolver:
+    """Memoised resolution of names: each (scope, name) is resolved once per file.
+
+    Names that depend on each other (``wrap = wrap if flag else other``, ``DataLoader =
+    DataLoader``) form a strongly connected component, resolved in one Tarjan pass: every
+    member gets the union of what the component's bindings denote, so resolution is linear
+    in the number of bindings however they refer to each other.
+    """
+
+    def __init__(self) -> None:
+        self._done: Dict[Tuple[int, str], FrozenSet] = {}
+        self._depth_of: Dict[Tuple[int, str], int] = {}  # on the stack: its depth
+        self._provisional: Dict[Tuple[int, str], Tuple[FrozenSet, int]] = {}  # finished inside a cycle
+        self._lowlinks: List[int] = []
+        self._members: List[Tuple[int, str]] = []
+        self.constants: Dict[int, object] = {}  # id(binding) -> Known | Unknown, for evaluate()
+
+    def name(self, owner: "Scope", name: str) -> FrozenSet:
+        key = (id(owner), name)
+        done = self._done.get(key)
+        if done is not None:
+            return done
+        if key in self._depth_of or key in self._provisional:
+            depth = self._depth_of[key] if key in self._depth_of else self._provisional[key][1]
+            self._lowlinks[-1] = min(self._lowlinks[-1], depth)
+            return self._provisional[key][0] if key in self._provisional else frozenset({_CYCLE})
+        depth = len(self._lowlinks)
+        if depth >= MAX_RESOLVE_DEPTH:
+            return frozenset({None})
+        self._depth_of[key] = depth
+        self._lowlinks.append(depth)
+        first_member = len(self._members)
+        try:
+            out: Set = set()
+            for binding in owner.bindings[name]:
+                out |= self._binding(binding)
+            out.discard(_CYCLE)
+        finally:
+            lowlink = self._lowlinks.pop()
+            del self._depth_of[key]
+        result = frozenset(out)
+        if lowlink < depth:  # inside a component whose root is further up the stack
+            self._lowlinks[-1] = min(self._lowlinks[-1], lowlink)
+            self._provisional[key] = (result, lowlink)
+            self._members.append(key)
+            return result
+        members = self._members[first_member:]
+        del self._members[first_member:]
+        for member in members:
+            result |= self._provisional.pop(member)[0]
+        for member in [key, *members]:
+            self._done[member] = result
+        return result
+
+    def _binding(self, binding: Binding) -> Set:
+        if binding.kind == "import":
+            return {binding.qualname}
+        if binding.kind in ("def", "class"):
+            return {binding.value}
+        if binding.kind == "assign" and binding.value is not None:
+            return set(self.expression(binding.value, binding.scope))
+        return {None}
+
+    def expression(self, expr: cst.CSTNode, scope: "Scope") -> FrozenSet:
+        if isinstance(expr, cst.Name):
+            owner = scope.lookup(expr.value)
+            if owner is None:
+                stars = scope.module.star_imports
+                if stars:
+                    return frozenset(f"{mod}.{expr.value}" for mod in stars)
+                return frozenset({f"builtins.{expr.value}"})
+            return self.name(owner, expr.value)
+        if isinstance(expr, cst.Attribute):
+            return frozenset(
+                f"{base}.{expr.attr.value}" if isinstance(base, str) else None
+                for base in self.expression(expr.value, scope)
+            )
+        if isinstance(expr, cst.IfExp):
+            return self.expression(expr.body, scope) | self.expression(expr.orelse, scope)
         return frozenset({None})
-    if isinstance(expr, cst.Name):
-        bindings = scope.bindings_of(expr.value)
-        if not bindings:
-            stars = scope.module.star_imports
-            if stars:
-                return frozenset(f"{mod}.{expr.value}" for mod in stars)
-            return frozenset({f"builtins.{expr.value}"})
-        out: Set[Target] = set()
-        for binding in bindings:
-            if binding.kind == "import":
-                out.add(binding.qualname)
-            elif binding.kind in ("def", "class"):
-                out.add(binding.value)
-            elif binding.kind == "assign" and binding.value is not None:
-                out |= resolve(binding.value, binding.scope, _depth + 1)
-            else:
-                out.add(None)
-        return frozenset(out)
-    if isinstance(expr, cst.Attribute):
-        out = set()
-        for base in resolve(expr.value, scope, _depth + 1):
-            out.add(f"{base}.{expr.attr.value}" if isinstance(base, str) else None)
-        return frozenset(out)
-    if isinstance(expr, cst.IfExp):
-        return resolve(expr.body, scope, _depth + 1) | resolve(expr.orelse, scope, _depth + 1)
-    return frozenset({None})
+
+
+def resolve(expr: cst.CSTNode, scope: Scope) -> FrozenSet[Target]:
+    """Every target the expression may denote; None among them means 'something else'."""
+    module = scope.module
+    if module.resolver is None:
+        module.resolver = NameResolver()
+    return frozenset(t for t in module.resolver.expression(expr, scope) if t is not _CYCLE)
 
 
 def qualname_in(expr: cst.CSTNode, scope: Scope, names: FrozenSet[str]) -> bool:
@@ -208,7 +289,16 @@ def _evaluate_name(name: str, scope: Scope, depth: int):
     binding = bindings[0]
     if binding.kind != "assign" or binding.value is None:
         return Unknown(f"{name} is not a constant", not_none=binding.kind in ("def", "class", "import"))
-    return evaluate(binding.value, binding.scope, depth + 1)
+    # Memoised per binding: `b = a + a; c = b + b; ...` would otherwise double at each step.
+    module = owner.module
+    if module.resolver is None:
+        module.resolver = NameResolver()
+    memo = module.resolver.constants
+    key = id(binding)
+    if key not in memo:
+        memo[key] = Unknown(f"{name} is defined in terms of itself")
+        memo[key] = evaluate(binding.value, binding.scope, depth + 1)
+    return memo[key]
 
 
 def can_be_none(expr: cst.BaseExpression) -> bool:

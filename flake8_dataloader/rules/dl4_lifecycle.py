@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Set
+from typing import Iterator, Optional, Set
 
 import libcst as cst
 
 from ..facts import constants as C
 from ..facts.model import LoaderSite, LoopInfo
+from ..facts.mutation import DatasetReferences, dataset_change_in_loop
 from ..facts.resolve import follow_single_binding, names_in, qualname_in
 from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
 
@@ -149,7 +150,14 @@ class PersistentWorkersDisabled(Rule):
     Performance advice, deliberately including canonical code written before
     persistent workers existed. Not reported when the only loop is the one
     whose header iterates the loader, through a `**kwargs` splat, or together
-    with DL401. Anchor: the call (the factory call for loaders built by a
+    with DL401. Not reported either when the loop that repeats the iteration
+    may change the dataset: an assignment into it (or `loader.dataset`), a
+    method called on it or on what it holds (`dataset.update()`,
+    `dataset.items.sort()`, imported dataset classes included), or the
+    dataset handed to a call other than a read-only builtin (`bump(dataset,
+    epoch)`, `setattr(dataset, ...)`, `random.shuffle(dataset.items)`):
+    persistent workers would keep training on their start-up copy. Changes
+    made inside functions called from the loop are not seen. Anchor: the call (the factory call for loaders built by a
     same-file factory).
     """
 
@@ -165,6 +173,8 @@ class PersistentWorkersDisabled(Rule):
                 continue
             if rebuilt_loop(facts, site) is not None or not facts.iterated_repeatedly(site):
                 continue
+            if dataset_change_in_loop(facts, site) is not None:
+                continue  # persistent workers would train on a stale copy: the advice would be wrong
             yield cls.finding(site.node, fix=cls._fix(site))
 
     @staticmethod
@@ -173,15 +183,6 @@ class PersistentWorkersDisabled(Rule):
         if len(site.calls) == 1 and workers.unknown and workers.expr is not None:
             return f"persistent_workers={source_of(workers.expr)} > 0"
         return "persistent_workers=True"
-
-
-def _strip(expr: cst.BaseExpression) -> List[cst.BaseExpression]:
-    """The expression and each prefix of its attribute/subscript chain: a.b[0].c -> a.b[0].c, a.b[0], a.b, a."""
-    out = [expr]
-    while isinstance(expr, (cst.Attribute, cst.Subscript)):
-        expr = expr.value
-        out.append(expr)
-    return out
 
 
 class StaleDatasetInPersistentWorkers(Rule):
@@ -260,14 +261,7 @@ class StaleDatasetInPersistentWorkers(Rule):
 
     @classmethod
     def _mutations(cls, facts, site, dataset, it, loops):
-        def is_dataset(expr, scope) -> bool:
-            for prefix in _strip(expr):
-                if dataset is not None and dataset.expr is not None and _same_reference(prefix, dataset.expr, scope, site.ctx.scope):
-                    return True
-                if isinstance(prefix, cst.Attribute) and prefix.attr.value == "dataset":
-                    if site in facts.sites_of(prefix.value, scope):
-                        return True
-            return False
+        is_dataset = DatasetReferences(facts, site).denotes
 
         for mutation in facts.collector.mutations:
             ctx = mutation.ctx
@@ -287,15 +281,6 @@ class StaleDatasetInPersistentWorkers(Rule):
             method = facts.method(klass, func.attr.value)
             if method is not None and any(m is method for vals in klass.self_attrs.values() for _, m in vals):
                 yield record.node
-
-
-def _same_reference(a, b, scope_a, scope_b) -> bool:
-    """Two expressions naming the same variable or the same `self.x`."""
-    if isinstance(a, cst.Name) and isinstance(b, cst.Name):
-        return a.value == b.value and scope_a.lookup(a.value) is scope_b.lookup(b.value)
-    if isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
-        return source_of(a) == source_of(b) and source_of(a).startswith("self.")
-    return False
 
 
 def _only_loaders(facts, expr, scope) -> bool:
