@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import logging
 import os
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import List, Optional, Tuple
@@ -14,6 +13,7 @@ import libcst as cst
 
 from .facts.analysis import FileFacts
 from .facts.collector import Collector
+from .parsing import ParseFailure, parse
 from .positions import node_starts
 from .prefilter import could_trigger, could_trigger_in_code, triggers
 from .rules import RULES
@@ -25,36 +25,6 @@ STRICT_ENV = "FLAKE8_DATALOADER_STRICT"
 
 # (line, 0-based column, code, message)
 Result = Tuple[int, int, str, str]
-
-
-class ParseFailure(Exception):
-    """LibCST could not parse the file (it raises more than ParserSyntaxError on valid code)."""
-
-
-# CPython refuses more nested brackets than this (flake8 then reports E999 and never runs
-# plugins); LibCST's native parser overflows its stack a few thousand levels deep.
-MAX_BRACKET_DEPTH = 200
-_BRACKETS = re.compile(r"[][(){}]")
-
-
-def too_deeply_nested(source: str) -> bool:
-    depth = 0
-    for match in _BRACKETS.finditer(source):
-        depth += 1 if match.group() in "([{" else -1
-        if depth > MAX_BRACKET_DEPTH:
-            return True
-    return False
-
-
-def parse(source: str) -> cst.Module:
-    if too_deeply_nested(source):
-        raise ParseFailure(f"brackets nested deeper than {MAX_BRACKET_DEPTH} levels")
-    try:
-        return cst.parse_module(source)
-    except RecursionError:
-        raise
-    except Exception as exc:  # ParserSyntaxError, TypeError on `() if 0 else(lambda:())`, ...
-        raise ParseFailure(f"{type(exc).__name__}: {exc}".splitlines()[0]) from exc
 
 
 @lru_cache(maxsize=16)
@@ -91,7 +61,7 @@ def inspect_source(
         tokens = _tokens(settings)
         if not could_trigger(source, tokens) or (tree is not None and not could_trigger_in_code(tree, tokens)):
             return None
-    module = parse(source)
+    module = parse(source, tree)
     collector = Collector()
     collector.walk(module)
     facts = FileFacts(collector, settings.loader_names)

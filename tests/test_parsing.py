@@ -1,0 +1,104 @@
+"""Inputs LibCST's native parser cannot survive never reach it; the rest parse on a large stack."""
+
+import ast
+import logging
+import subprocess
+import sys
+
+import pytest
+
+from flake8_dataloader import parsing
+from flake8_dataloader.engine import check_source
+from flake8_dataloader.parsing import MAX_EXPRESSION_DEPTH, MAX_STATEMENT_DEPTH, ParseFailure, nesting_depths, parse
+
+from .conftest import FIXTURES
+
+LOADER = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, persistent_workers=True)\n"
+
+# Each kills (SIGSEGV) or stalls (minutes) a bare libcst.parse_module on the main thread.
+CHAINS = {
+    "and": lambda n: "x = " + " and ".join(f"a{i}" for i in range(n)),
+    "or": lambda n: "x = " + " or ".join("a" for _ in range(n)),
+    "attribute": lambda n: "x = a" + ".b" * n,
+    "call": lambda n: "x = f" + "()" * n,
+    "subscript": lambda n: "x = a" + "[0]" * n,
+    "unary": lambda n: "x = " + "-" * n + "a",
+    "plus": lambda n: "x = " + " + ".join("a" for _ in range(n)),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(CHAINS))
+def test_chain_beyond_the_limit_is_refused_with_one_log_line(shape, caplog):
+    source = LOADER + CHAINS[shape](8000) + "\n"
+    with caplog.at_level(logging.INFO, logger="flake8.dataloader"):
+        assert check_source(source, "chain.py") == []
+    assert len(caplog.records) == 1
+    message = caplog.records[0].getMessage()
+    assert message.startswith("flake8-dataloader: skipped chain.py: LibCST cannot parse it (")
+    assert "an expression nested" in message or "nested too deeply for Python's own parser" in message
+
+
+@pytest.mark.parametrize("shape", sorted(CHAINS))
+def test_chain_within_the_limit_is_analysed(shape):
+    source = LOADER + CHAINS[shape](MAX_EXPRESSION_DEPTH - 5) + "\n"
+    assert [(line, col, code) for line, col, code, _ in check_source(source)] == [(2, 24, "DL101")]
+
+
+def test_nesting_depths_count_boolean_operands_and_elif_branches():
+    assert nesting_depths(ast.parse("x = 1\n")) == (1, 1)
+    assert nesting_depths(ast.parse("x = a and b and c and d\n")) == (4, 1)
+    assert nesting_depths(ast.parse("x = f(a.b[0])\n")) == (4, 1)  # Call > Subscript > Attribute > Name
+    assert nesting_depths(ast.parse("def f():\n    return -a\nx = 1\n")) == (2, 2)
+    assert nesting_depths(ast.parse("if a:\n    pass\nelif b:\n    pass\nelif c:\n    x = 1\n")) == (1, 4)
+
+
+def test_long_elif_chain_is_refused(caplog):
+    branches = "".join(f"elif x == {i}:\n    pass\n" for i in range(MAX_STATEMENT_DEPTH + 1))
+    source = "from torch.utils.data import DataLoader\nif x:\n    pass\n" + branches + LOADER
+    with caplog.at_level(logging.INFO, logger="flake8.dataloader"):
+        assert check_source(source, "chain.py") == []
+    assert "statements nested 1003 levels deep" in caplog.text
+
+
+def test_text_python_cannot_parse_is_bounded_by_tokens_per_line():
+    python2 = "from torch.utils.data import DataLoader\nprint 'python 2'\n"
+    assert parsing.refusal(python2) is None
+    assert parsing.chain_estimate("x = a.b(c)[0] + d\ny = 1\n") == 4
+    for shape in ("and", "attribute", "subscript"):
+        deep = python2 + CHAINS[shape](2 * MAX_EXPRESSION_DEPTH + 5) + "\n"
+        assert "Python cannot parse it" in parsing.refusal(deep)
+        with pytest.raises(ParseFailure):
+            parse(deep)
+    assert parsing.chain_estimate(python2 + 'x = """unterminated\n') is None
+    assert parsing.refusal(python2 + "def f(:\n") == "Python can neither parse nor tokenize it"
+
+
+def test_too_deep_for_python_itself_is_refused():
+    assert parsing.refusal(LOADER + CHAINS["attribute"](8000) + "\n") == "nested too deeply for Python's own parser"
+
+
+def test_parse_errors_come_back_from_the_parsing_thread():
+    with pytest.raises(ParseFailure, match="TypeError"):
+        parse("x = () if 0 else(lambda:())\n")
+    with pytest.raises(ParseFailure, match="ParserSyntaxError"):
+        parse("x = = 1\n")
+    assert parse("x = 1\n").code == "x = 1\n"
+
+
+def test_flake8_parallel_run_keeps_every_other_file(tmp_path):
+    # Before: flake8 exited 139 (SIGSEGV) on this file, and with -j2 it hung, losing every finding.
+    (tmp_path / "generated.py").write_text(LOADER + CHAINS["and"](8000) + "\n")
+    for name in ("dl101_dl102_single_process.py", "dl404_shutdown.py"):
+        (tmp_path / name).write_text((FIXTURES / name).read_text())
+    runs = {}
+    for jobs in ("-j1", "-j2"):
+        result = subprocess.run(
+            [sys.executable, "-m", "flake8", "--isolated", "--select=DL", jobs, "."],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )
+        assert result.returncode == 1, result.stderr
+        runs[jobs] = sorted(result.stdout.splitlines())
+    assert runs["-j1"] == runs["-j2"]
+    assert {line.split(":")[0] for line in runs["-j1"]} == {
+        "./dl101_dl102_single_process.py", "./dl404_shutdown.py"
+    }
