@@ -6,6 +6,7 @@ import argparse
 import datetime
 import os
 import shlex
+import signal
 import sys
 import time
 from typing import Dict, List, Optional
@@ -30,7 +31,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser.add_argument("--json", metavar="PATH", help="write results as JSON to PATH ('-' for stdout)")
     parser.add_argument("--plot", metavar="PATH", help="write the epoch-timing plot (PNG; needs matplotlib)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
-    parser.add_argument("--selftest-hang", action="store_true", help=argparse.SUPPRESS)
+    # A scenario that hangs for the tests (SECONDS until its timeout, default 3).
+    parser.add_argument("--selftest-hang", nargs="?", type=float, const=3.0, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -39,6 +41,14 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+class Terminated(Exception):
+    """SIGTERM (what CI runners and `timeout` send), handled like Ctrl-C."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
 
 
 def _fail(message: str) -> int:
@@ -93,11 +103,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.selftest_hang:
         from .workloads import hang
 
-        scenarios.insert(0, Scenario("selftest-hang", ("DL000",), hang, 3))
+        scenarios.insert(0, Scenario("selftest-hang", ("DL000",), hang, args.selftest_hang))
 
     print(f"runtime_checks on {device} ({machine.get('device_name', '?')}), torch {machine.get('torch', '?')}, "
           f"{len(scenarios)} scenarios", file=sys.stderr)
     results: List[Dict] = []
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         for index, scenario in enumerate(scenarios, start=1):
             print(f"[{index}/{len(scenarios)}] {','.join(scenario.rules)} {scenario.name} ...", file=sys.stderr,
@@ -111,6 +122,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         print("\nruntime_checks: interrupted; scenario processes stopped", file=sys.stderr)
         return 130
+    except Terminated:
+        print("\nruntime_checks: terminated; scenario processes stopped", file=sys.stderr)
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return _report(results, machine, opts, args)
 
 

@@ -37,6 +37,7 @@ def run_forked(func: Callable[[], Dict], timeout: float) -> Dict:
     pid = os.fork()
     if pid == 0:  # child
         os.setsid()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not the child's
         os.close(read_fd)
         try:
             result = func()
@@ -49,9 +50,20 @@ def run_forked(func: Callable[[], Dict], timeout: float) -> Dict:
     return _collect(pid, read_fd, timeout)
 
 
+# After the scenario process has exited, how long its output may still take to arrive.
+_GRACE_S = 2.0
+
+
 def _collect(pid: int, read_fd: int, timeout: float) -> Dict:
+    """Read the child's result until EOF; reap it exactly once.
+
+    Workers the child forked inherit the pipe: when the child exits before them (a dataset
+    that raised, processes of the user's own), EOF only comes once its process group is
+    killed, so the group goes as soon as the child is reaped.
+    """
     deadline = time.monotonic() + timeout
     chunks = []
+    reaped_at: Optional[float] = None
     os.set_blocking(read_fd, False)
     try:
         while True:
@@ -60,39 +72,32 @@ def _collect(pid: int, read_fd: int, timeout: float) -> Dict:
                 if chunk:
                     chunks.append(chunk)
                     continue
-                break  # EOF: the child closed its end
+                break  # EOF: every holder of the write end has closed it
             except BlockingIOError:
                 pass
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done and not _drain(read_fd, chunks):
-                break
-            if time.monotonic() > deadline:
+            if reaped_at is None and os.waitpid(pid, os.WNOHANG)[0]:
+                reaped_at = time.monotonic()
+                kill_group(pid)  # the child is gone: what is left of its group holds the pipe
+            if reaped_at is not None and time.monotonic() - reaped_at > _GRACE_S:
+                break  # a process outside the group (setsid) still holds it
+            if reaped_at is None and time.monotonic() > deadline:
                 kill_group(pid)
                 os.waitpid(pid, 0)
+                reaped_at = time.monotonic()
                 return {"status": "timeout", "summary": f"stopped after {timeout:.0f} s"}
             time.sleep(0.01)
     finally:
         os.close(read_fd)
         kill_group(pid)  # leftover workers of the scenario die with its group
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-    data = b"".join(chunks).decode()
+        if reaped_at is None:
+            os.waitpid(pid, 0)
+    data = b"".join(chunks).decode(errors="replace")
     if not data:
         return {"status": "error", "summary": "scenario process died without a result"}
-    return json.loads(data)
-
-
-def _drain(fd: int, chunks) -> bool:
     try:
-        chunk = os.read(fd, 65536)
-    except BlockingIOError:
-        return True
-    if chunk:
-        chunks.append(chunk)
-        return True
-    return False
+        return json.loads(data)
+    except ValueError:
+        return {"status": "error", "summary": "scenario process sent an incomplete result"}
 
 
 def run_script(path: str, timeout: float, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None) -> Dict:

@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -226,19 +227,93 @@ def test_hung_scenario_times_out_others_survive_and_nothing_is_left(tmp_path):
     assert _tagged_processes(tag.split("=", 1)[1]) == []
 
 
+class _Started:
+    """The tool in the background, its stderr read as it comes (shown when an assertion fails)."""
+
+    def __init__(self, tag):
+        env = dict(os.environ, RUNTIME_CHECKS_TEST_TAG=tag)
+        self.tag = tag
+        self.proc = subprocess.Popen(
+            # The hang lasts 120 s here, so a slow start on a busy machine cannot end it first.
+            [sys.executable, "-m", "runtime_checks", "--selftest-hang=120", "--quick", "--rule", "DL405"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        self.lines = []
+        # Character by character: the progress line has no newline until the scenario ends.
+        self.reader = threading.Thread(
+            target=lambda: self.lines.extend(iter(lambda: self.proc.stderr.read(1), "")), daemon=True
+        )
+        self.reader.start()
+
+    @property
+    def stderr(self):
+        return "".join(self.lines)
+
+    def wait_inside_the_hanging_scenario(self, limit=100):
+        """Until the hang scenario runs and its loader worker exists (tool, scenario, worker).
+
+        Polls what the tool says and which processes exist, not a fixed sleep: a busy machine
+        only makes it take longer.
+        """
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            if "selftest-hang ..." in self.stderr and len(_tagged_processes(self.tag)) >= 3:
+                return
+            assert self.proc.poll() is None, f"the tool ended early:\n{self.stderr}"
+            time.sleep(0.2)
+        raise AssertionError(f"the hang scenario did not start within {limit} s:\n{self.stderr}")
+
+    def stop_with(self, signum):
+        self.proc.send_signal(signum)
+        self.proc.wait(timeout=60)
+        self.reader.join(timeout=10)
+        return self.proc.returncode
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find leftover processes")
-def test_ctrl_c_leaves_no_process_behind():
-    tag = str(uuid.uuid4())
-    env = dict(os.environ, RUNTIME_CHECKS_TEST_TAG=tag)
-    proc = subprocess.Popen([sys.executable, "-m", "runtime_checks", "--selftest-hang", "--quick", "--rule", "DL405"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(_tagged_processes(tag)) < 3:  # tool, scenario, worker
+@pytest.mark.parametrize(
+    ("signum", "code", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+)
+def test_ctrl_c_and_sigterm_leave_no_process_behind(signum, code, word):
+    started = _Started(str(uuid.uuid4()))
+    started.wait_inside_the_hanging_scenario()
+    assert started.stop_with(signum) == code, started.stderr
+    assert f"runtime_checks: {word}; scenario processes stopped" in started.stderr
+    assert "Traceback" not in started.stderr
+    deadline = time.monotonic() + 10
+    while _tagged_processes(started.tag) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert len(_tagged_processes(tag)) >= 3
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert "interrupted" in stderr
-    time.sleep(0.5)
-    assert _tagged_processes(tag) == []
+    assert _tagged_processes(started.tag) == [], started.stderr
+
+
+@pytest.mark.parametrize(
+    ("getitem", "last_line"),
+    [
+        ("if i == 5:\n            raise ValueError(f'bad record {i}')\n        return torch.tensor([float(i)])",
+         "ValueError: bad record 5"),
+        ("return object()",
+         "TypeError: default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+         "found <class 'object'>"),
+    ],
+)
+def test_a_user_dataset_that_breaks_fails_its_scenario_only(tmp_path, getitem, last_line):
+    (tmp_path / "brokendata.py").write_text(
+        "import torch\n"
+        "from torch.utils.data import Dataset\n\n\n"
+        "class Broken(Dataset):\n"
+        "    def __len__(self):\n        return 64\n\n"
+        f"    def __getitem__(self, i):\n        {getitem}\n\n\n"
+        "def make():\n    return Broken()\n"
+    )
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run(
+        [sys.executable, "-m", "runtime_checks", "--quick", "--device", "cpu", "--rule", "DL405",
+         "--dataset", "brokendata:make", "--json", str(out)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    scenarios = {s["name"]: s for s in json.loads(out.read_text())["scenarios"]}
+    assert {name: s["status"] for name, s in scenarios.items()} == {"sampler-set-epoch": "ok", "user-dataset": "failed"}
+    assert scenarios["user-dataset"]["summary"] == f"brokendata:make: loading failed: {last_line}"

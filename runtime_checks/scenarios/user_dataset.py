@@ -49,9 +49,25 @@ def build_dataset(spec: str):
 
 
 def user_dataset(opts: Options) -> dict:
+    dataset = build_dataset(opts.dataset)
+    try:
+        result = _timings(dataset, opts)
+    except Exception as exc:  # the user's dataset raised, in the loader or in a worker
+        last = f"{type(exc).__name__}: {exc}".strip().splitlines()[-1]
+        return {"status": "failed", "summary": f"{opts.dataset}: loading failed: {last}"}
+    slow = result["not persistent"]["first_batch_s"]["median"]
+    fast = result["persistent"]["first_batch_s"]["median"]
+    return {
+        "status": "ok",
+        "summary": f"{opts.dataset}: first batch per epoch {slow:.3f} s without persistent workers, "
+                   f"{fast:.3f} s with ({ratio(slow, fast):.1f}x)",
+        "metrics": result,
+    }
+
+
+def _timings(dataset, opts: Options) -> dict:
     from torch.utils.data import DataLoader
 
-    dataset = build_dataset(opts.dataset)
     epochs = opts.epochs_or(3, 5)
     clock = Clock(opts.device)
     result = {}
@@ -73,14 +89,7 @@ def user_dataset(opts: Options) -> dict:
             "epoch_s": summarize(totals[1:] or totals),
             "epoch1_first_batch_s": firsts[0],
         }
-    slow = result["not persistent"]["first_batch_s"]["median"]
-    fast = result["persistent"]["first_batch_s"]["median"]
-    return {
-        "status": "ok",
-        "summary": f"{opts.dataset}: first batch per epoch {slow:.3f} s without persistent workers, "
-                   f"{fast:.3f} s with ({ratio(slow, fast):.1f}x)",
-        "metrics": result,
-    }
+    return result
 
 
 SCENARIO = Scenario("user-dataset", ("DL402",), user_dataset, 600)
