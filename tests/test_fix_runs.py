@@ -1,0 +1,52 @@
+"""A fix keeps what the program does: each runnable fixture prints the same before and after it.
+
+Real torch, 2 fork workers, tiny data: a few seconds per script. The scripts hold the shapes
+where a careless fix changes behaviour (a dataset changed in the epoch loop, `del` of a global
+or closure name, a redefined function moved by the DL301 guard) next to shapes the fix does apply.
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flake8_dataloader.autofix import fix_source
+
+from .conftest import FIXTURES
+
+RUNNABLE = FIXTURES / "runnable"
+SCRIPTS = sorted(RUNNABLE.glob("dl*.py"))
+# What each script must print as it stands: proof that it exercises its shapes.
+EXPECTED_OUTPUT = {
+    "dl301_redefined.py": "v1\nv2\n",
+    "dl402_dataset_changes.py": (
+        "through_a_helper [0, 1, 2]\nthrough_setattr [0, 1, 2]\n"
+        "shuffled_in_place [[2, 0, 1, 3], [2, 0, 3, 1], [2, 3, 0, 1]]\nimported_dataset [0, 1, 2]\n"
+        "unchanging [6, 6, 6]\n"
+    ),
+    "dl404_del_scopes.py": "finish finish_global [[0, 1], [2, 3]] 6\n[[0, 1], [2, 3]]\n",
+}
+
+
+def run(script: Path) -> str:
+    result = subprocess.run([sys.executable, script.name], cwd=script.parent, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_every_runnable_fixture_has_its_expected_output():
+    assert sorted(EXPECTED_OUTPUT) == [script.name for script in SCRIPTS]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[script.name for script in SCRIPTS])
+def test_the_fixed_script_does_what_the_original_did(script, tmp_path):
+    before = run(script)
+    assert before == EXPECTED_OUTPUT[script.name]
+    for helper in RUNNABLE.glob("*.py"):
+        shutil.copy(helper, tmp_path / helper.name)
+    fixed = tmp_path / script.name
+    fixed.write_text(fix_source(script.read_text()).source)
+    assert run(fixed) == before
