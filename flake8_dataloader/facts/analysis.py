@@ -170,6 +170,10 @@ class FileFacts:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             cls, method = self.enclosing_class(scope)
             if cls is not None and method.params and expr.value.value == method.params[0]:
+                key = ("self", cls, expr.attr.value)
+                if key in seen:  # `self.ds = self.ds`: already being followed
+                    return None
+                seen.add(key)
                 values = self.self_attr_values(cls, expr.attr.value)
                 classes = {self.instance_class(v, m.scope, seen) for v, m in values if v is not None}
                 if len(classes) == 1:
