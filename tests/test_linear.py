@@ -27,7 +27,8 @@ def conditional_rebinding(n: int) -> str:  # 4 lines: 31 s
 
 
 def redefined_subclass(n: int) -> str:  # 300 classes: 98 s
-    classes = "class D(Dataset):\n    pass\n\n\n" + "class D(D):\n    def __getitem__(self, i):\n        return i\n\n\n" * n
+    redefinition = "class D(D):\n    def __getitem__(self, i):\n        return i\n\n\n"
+    classes = "class D(Dataset):\n    pass\n\n\n" + redefinition * n
     return HEADER + classes + LOOP.format(call="DataLoader(D(), num_workers=2)")
 
 
