@@ -195,7 +195,8 @@ def resolve(expr: cst.CSTNode, scope: Scope) -> FrozenSet[Target]:
     module = scope.module
     if module.resolver is None:
         module.resolver = NameResolver()
-    return frozenset(t for t in module.resolver.expression(expr, scope) if t is not _CYCLE)
+    targets = module.resolver.expression(expr, scope)
+    return targets - {_CYCLE} if _CYCLE in targets else targets  # the memoised set itself: no copy
 
 
 def qualname_in(expr: cst.CSTNode, scope: Scope, names: FrozenSet[str]) -> bool:
