@@ -20,6 +20,7 @@ from .model import (
     LoaderSite,
     Unknown,
 )
+from .loops import drop_single_pass_loops
 from .resolve import Scope, evaluate, resolve
 from .signature import ALL_PARAMETERS, POSITIONAL
 
@@ -40,6 +41,7 @@ class FileFacts:
     """Everything known about one file; built once, read by every rule."""
 
     def __init__(self, collector: Collector, loader_names: FrozenSet[str]):
+        drop_single_pass_loops(collector)
         self.collector = collector
         self.module_scope: Scope = collector.module_scope
         self.loader_names = loader_names

@@ -211,20 +211,49 @@ class UnseededDatasetRng(Rule):
         return drawn, reseeded
 
 
+def _worker_only(facts) -> Set[FunctionInfo]:
+    """worker_init_fns (as DL203 finds them) and the functions reached only from them."""
+    only = set(worker_init_functions(facts))
+    changed = True
+    while changed:
+        changed = False
+        for func, callers in facts.callers.items():
+            if func in only or not callers:
+                continue
+            if all(record.ctx.function in only for record, _ in callers):
+                only.add(func)
+                changed = True
+    return only
+
+
+def _names_a_torch_seeder(name: str) -> bool:
+    """An imported helper named for seeding or determinism (`set_seed`, MONAI's `set_determinism`).
+
+    torch's own functions count only when they seed its generator (C.TORCH_SEEDERS), not
+    `torch.initial_seed()` (a reader) or `torch.cuda.manual_seed` (CUDA generators only).
+    """
+    last = name.rsplit(".", 1)[-1].lower()
+    return ("seed" in last or "determinism" in last) and not name.startswith(
+        ("builtins.", "random.", "numpy.", "torch.")
+    )
+
+
 def _torch_seeded(facts) -> Tuple[bool, bool]:
-    """(seeds random/np.random, seeds torch or may through an imported *seed* helper)."""
+    """(seeds random/np.random for the run, seeds torch or may through an imported helper).
+
+    Run-level seeding is a seeding call with an argument in the main process: not in a
+    worker_init_fn or a function reached only from one, and not a bare `np.random.seed()`
+    (which reseeds from entropy).
+    """
+    worker_only = _worker_only(facts)
     nontorch = torch = False
     for record in facts.collector.calls:
         names = _qualnames(record.node, record.ctx.scope)
         if names & C.GLOBAL_NONTORCH_SEEDERS:
-            nontorch = True
-        elif names & C.TORCH_SEEDERS:
+            if record.node.args and record.ctx.function not in worker_only:
+                nontorch = True
+        elif names & C.TORCH_SEEDERS or any(_names_a_torch_seeder(n) for n in names):
             torch = True
-        elif any(
-            "seed" in n.rsplit(".", 1)[-1] and not n.startswith(("builtins.", "random.", "numpy."))
-            for n in names
-        ):
-            torch = True  # an imported set_seed/seed_all helper: assume it seeds torch
     return nontorch, torch
 
 
@@ -274,10 +303,15 @@ class HalfSeededRun(Rule):
     None.
 
     ## Known limits
-    A call of any imported helper whose name contains `seed` (`utils.set_seed`)
-    is assumed to seed torch. Not reported through a `**kwargs` splat (it may
-    carry `generator=`). A sampler given its own `generator=` counts as seeded.
-    Anchor: the loader call.
+    Only run-level seeding shows the wish for reproducible runs: a
+    `random.seed(x)` / `np.random.seed(x)` with an argument, in the main
+    process. Seeding inside a `worker_init_fn` (as DL203 finds them) or in a
+    function called only from one, and a bare `np.random.seed()` (entropy),
+    do not count. A call of any imported helper whose name contains `seed`
+    or `determinism` (`utils.set_seed`, MONAI's `set_determinism`) is
+    assumed to seed torch. Not reported through a `**kwargs` splat (it may
+    carry `generator=`). A sampler given its own `generator=` counts as
+    seeded. Anchor: the loader call.
     """
 
     CODE = "DL202"
@@ -310,6 +344,47 @@ class HalfSeededRun(Rule):
         if not isinstance(expr, cst.Call) or not qualname_in(expr.func, scope, C.RANDOM_SAMPLERS):
             return False
         return not any(arg.keyword is not None and arg.keyword.value == "generator" for arg in expr.args)
+
+
+def worker_init_functions(facts) -> List[FunctionInfo]:
+    """Functions passed as `worker_init_fn` (directly, via `functools.partial` or a splatted
+    dict) and functions whose first parameter is `worker_id`."""
+    found: List[FunctionInfo] = []
+
+    def add(expr, scope) -> None:
+        if expr is None:
+            return
+        if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
+            expr = expr.args[0].value
+        for target in resolve(expr, scope):
+            func = facts.functions.get(target) if isinstance(target, cst.FunctionDef) else None
+            if func is not None and func not in found:
+                found.append(func)
+
+    for func in facts.functions.values():
+        if func.params and func.params[0] == "worker_id":
+            found.append(func)
+    for call in facts.loader_calls.values():
+        add(call.args["worker_init_fn"].expr, call.ctx.scope)
+        for arg in call.node.args:
+            if arg.star == "**":
+                for mapping, scope in _dict_sources(arg.value, call.ctx.scope):
+                    add(mapping, scope)
+    return found
+
+
+def _dict_sources(expr, scope):
+    """The `worker_init_fn` values of a dict literal or `dict(...)` a splat reads."""
+    expr, scope = follow_single_binding(expr, scope)
+    if isinstance(expr, cst.Dict):
+        for element in expr.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                if element.key.evaluated_value == "worker_init_fn":
+                    yield element.value, scope
+    elif isinstance(expr, cst.Call) and last_name(expr.func) == "dict":
+        for arg in expr.args:
+            if arg.keyword is not None and arg.keyword.value == "worker_init_fn":
+                yield arg.value, scope
 
 
 SEEDING_CALLS = C.GLOBAL_NONTORCH_SEEDERS | {"torch.manual_seed", "torch.random.manual_seed"} | C.RNG_CONSTRUCTORS
@@ -369,48 +444,9 @@ class WorkerSeedIgnoresEpoch(Rule):
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
-        for func in cls._init_functions(facts):
+        for func in worker_init_functions(facts):
             if cls._seeds_statically(facts, func):
                 yield cls.finding(func.node, name=func.name)
-
-    @classmethod
-    def _init_functions(cls, facts) -> List[FunctionInfo]:
-        found: List[FunctionInfo] = []
-
-        def add(expr, scope) -> None:
-            if expr is None:
-                return
-            if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
-                expr = expr.args[0].value
-            targets = resolve(expr, scope)
-            for target in targets:
-                func = facts.functions.get(target) if isinstance(target, cst.FunctionDef) else None
-                if func is not None and func not in found:
-                    found.append(func)
-
-        for func in facts.functions.values():
-            if func.params and func.params[0] == "worker_id":
-                found.append(func)
-        for call in facts.loader_calls.values():
-            add(call.args["worker_init_fn"].expr, call.ctx.scope)
-            for arg in call.node.args:
-                if arg.star == "**":
-                    for mapping, scope in cls._dict_sources(arg.value, call.ctx.scope):
-                        add(mapping, scope)
-        return found
-
-    @staticmethod
-    def _dict_sources(expr, scope):
-        expr, scope = follow_single_binding(expr, scope)
-        if isinstance(expr, cst.Dict):
-            for element in expr.elements:
-                if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-                    if element.key.evaluated_value == "worker_init_fn":
-                        yield element.value, scope
-        elif isinstance(expr, cst.Call) and last_name(expr.func) == "dict":
-            for arg in expr.args:
-                if arg.keyword is not None and arg.keyword.value == "worker_init_fn":
-                    yield arg.value, scope
 
     @classmethod
     def _seeds_statically(cls, facts, func: FunctionInfo) -> bool:
