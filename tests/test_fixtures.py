@@ -18,10 +18,12 @@ def test_fixture_findings_are_exact(path):
     argv = option_args(source)
     settings = settings_from_argv(argv)
     default_off = {rule.CODE for rule in RULES if rule.DEFAULT_OFF} - enabled_default_off(argv)
-    found = {(line, col, code) for line, col, code, _ in analyse(source, settings) if code not in default_off}
+    results = [(line, col, code) for line, col, code, _ in analyse(source, settings) if code not in default_off]
+    found = set(results)
     expected = expectations(source)
     assert sorted(found - expected) == [], "unexpected findings"
     assert sorted(expected - found) == [], "missing findings"
+    assert len(results) == len(found), "one finding per defect: two messages at one anchor"
 
 
 def test_every_fixture_finding_is_also_found_without_prefilter():

@@ -126,6 +126,7 @@ class UnseededDatasetRng(Rule):
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
+        reported: Set[cst.Call] = set()  # one finding per creation, however many subclasses inherit it
         module_rngs = cls._module_rngs(facts)
         for klass in facts.classes.values():
             if facts.dataset_kind(klass) is None:
@@ -141,9 +142,12 @@ class UnseededDatasetRng(Rule):
             if loaders and all(cls._passes_init_fn(call) for call in loaders):
                 continue
             for key in sorted(drawn - reseeded):
-                creation = rngs.get(key) or module_rngs.get(key)
+                creation, owner = rngs[key] if key in rngs else (module_rngs[key], klass)
+                if creation in reported:
+                    continue
+                reported.add(creation)
                 label = f"self.{key}" if key in rngs else key
-                yield cls.finding(creation, rng=label, klass=klass.name)
+                yield cls.finding(creation, rng=label, klass=owner.name)
 
     @staticmethod
     def _passes_init_fn(call) -> bool:
@@ -160,18 +164,18 @@ class UnseededDatasetRng(Rule):
         return out
 
     @staticmethod
-    def _held_rngs(facts, klass: ClassInfo) -> Dict[str, cst.Call]:
-        """self.<attr> RNGs created in __init__ or the class body (own or inherited)."""
-        out: Dict[str, cst.Call] = {}
+    def _held_rngs(facts, klass: ClassInfo) -> Dict[str, Tuple[cst.Call, ClassInfo]]:
+        """self.<attr> RNGs created in __init__ or the class body (own or inherited), with the class creating each."""
+        out: Dict[str, Tuple[cst.Call, ClassInfo]] = {}
         for owner in [klass, *facts.base_classes(klass)]:
             for name, bindings in owner.scope.bindings.items():
                 for binding in bindings:
                     if binding.kind == "assign" and _is_rng_constructor(binding.value, owner.scope):
-                        out.setdefault(name, binding.value)
+                        out.setdefault(name, (binding.value, owner))
             for attr, values in owner.self_attrs.items():
                 for value, method in values:
                     if method.name == "__init__" and _is_rng_constructor(value, method.scope):
-                        out.setdefault(attr, value)
+                        out.setdefault(attr, (value, owner))
         return out
 
     @staticmethod
