@@ -131,8 +131,10 @@ def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
         return f"num_workers ({workers}) is not a plain name or attribute: it would be evaluated twice"
     arg = finding.node
     if name == "persistent_workers":
-        if not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
-            return "persistent_workers is not the literal True"
+        if not (isinstance(arg.value, cst.Name) and arg.value.value == "True") and not isinstance(
+            arg.value, cst.Integer
+        ):
+            return "persistent_workers is not a literal True or integer"
         value = cst.parse_expression(f"{workers_text} > 0")
     else:
         simple = _reevaluable(arg.value, call.ctx.scope) or isinstance(arg.value, (cst.Integer, cst.Float))

@@ -249,7 +249,7 @@ def _provably_positive(expr: cst.BaseExpression, scope) -> bool:
 class CrashWithZeroWorkers(Rule):
     """
     ## What it does
-    Flags `persistent_workers=True`, or an explicit `prefetch_factor` that
+    Flags `persistent_workers` set to a truthy constant (`True`, `1`), or an explicit `prefetch_factor` that
     cannot be `None`, when `num_workers` is written as an expression whose
     value is unknown here (a CLI flag, a parameter, a config value).
 
@@ -301,7 +301,7 @@ class CrashWithZeroWorkers(Rule):
                 continue
             expr = source_of(workers.expr)
             persistent = call.args["persistent_workers"]
-            if persistent.known and persistent.state.value is True:
+            if persistent.known_truthy():
                 yield cls.finding(
                     _anchor(call, "persistent_workers"),
                     name="persistent_workers",
