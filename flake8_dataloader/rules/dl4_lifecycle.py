@@ -9,7 +9,8 @@ import libcst as cst
 from ..facts import constants as C
 from ..facts.model import LoaderSite, LoopInfo
 from ..facts.mutation import DatasetReferences, dataset_change_in_loop
-from ..facts.resolve import follow_single_binding, names_in, qualname_in
+from ..facts.model import Known
+from ..facts.resolve import evaluate, follow_single_binding, names_in, qualname_in
 from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
 
 
@@ -437,11 +438,14 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     def _construction(expr, scope) -> Optional[cst.Call]:
         expr, scope = follow_single_binding(expr, scope)
         if isinstance(expr, cst.Call) and qualname_in(expr.func, scope, C.DISTRIBUTED_SAMPLERS):
-            for arg in expr.args:
-                if arg.keyword is not None and arg.keyword.value == "shuffle":
-                    value = arg.value
-                    if isinstance(value, cst.Name) and value.value == "False":
-                        return None
+            positional = [arg for arg in expr.args if arg.keyword is None and not arg.star]
+            shuffle = [arg for arg in expr.args if arg.keyword is not None and arg.keyword.value == "shuffle"]
+            # DistributedSampler(dataset, num_replicas, rank, shuffle, ...): shuffle is the fourth.
+            value = shuffle[0].value if shuffle else positional[3].value if len(positional) > 3 else None
+            if value is not None:
+                state = evaluate(value, scope)
+                if isinstance(state, Known) and not state.value:
+                    return None  # `shuffle=False`, also through a constant: the order is meant to repeat
             return expr
         return None
 
