@@ -44,8 +44,10 @@ class Analysis:
         if not self.findings:
             return []
         # Positions cost a code-generation pass: pay it only for files with findings.
-        starts = node_starts(self.module, {finding.node for finding in self.findings})
-        return sorted({(*starts[f.node], f.code, f.message) for f in self.findings})
+        nodes = {finding.node for finding in self.findings}
+        nodes.update(node for finding in self.findings for _, node in finding.lines)
+        starts = node_starts(self.module, nodes)
+        return sorted({(*starts[f.node], f.code, f.text(lambda node: starts[node][0])) for f in self.findings})
 
 
 def inspect_source(

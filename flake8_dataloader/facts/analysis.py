@@ -422,6 +422,35 @@ class FileFacts:
         return None
 
     # -- calls ---------------------------------------------------------------
+    def functions_of(self, expr: Optional[cst.BaseExpression], scope: Scope) -> List[FunctionInfo]:
+        """The same-file functions an expression may denote (`functools.partial(f, ...)` is f)."""
+        if expr is None:
+            return []
+        if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
+            expr = expr.args[0].value
+        found: List[FunctionInfo] = []
+        for target in resolve(expr, scope):
+            func = self.functions.get(target) if isinstance(target, cst.FunctionDef) else None
+            if func is not None and func not in found:
+                found.append(func)
+        return found
+
+    def reached_from(self, *roots: FunctionInfo) -> List[FunctionInfo]:
+        """The roots and every same-file function or method they call, transitively."""
+        by_function = calls_by_function(self)
+        seen: List[FunctionInfo] = []
+        todo = list(roots)
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.append(current)
+            for record in by_function.get(current, ()):
+                found = self.callees.get(record.node)
+                if found is not None and found[0] not in seen:
+                    todo.append(found[0])
+        return seen
+
     def function_called(self, call: cst.Call, scope: Scope) -> Optional[Tuple[FunctionInfo, int]]:
         """The same-file function (or method) a call runs, and how many params the receiver fills."""
         func = call.func
@@ -673,16 +702,4 @@ def calls_by_function(facts: "FileFacts"):
 
 def reachable_methods(facts: "FileFacts", cls: ClassInfo, roots: Iterable[str]) -> List[FunctionInfo]:
     """Methods of ``cls`` run from ``roots``, following ``self.m()`` and same-file helpers."""
-    by_function = calls_by_function(facts)
-    todo = [m for m in (facts.method(cls, name) for name in roots) if m is not None]
-    seen: List[FunctionInfo] = []
-    while todo:
-        func = todo.pop()
-        if func in seen:
-            continue
-        seen.append(func)
-        for record in by_function.get(func, ()):
-            found = facts.callees.get(record.node)
-            if found is not None and found[0] not in seen:
-                todo.append(found[0])
-    return seen
+    return facts.reached_from(*[m for m in (facts.method(cls, name) for name in roots) if m is not None])

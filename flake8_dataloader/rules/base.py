@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Iterator
+from typing import Callable, ClassVar, Iterator, Tuple
 
 import libcst as cst
 
@@ -13,6 +13,14 @@ class Finding:
     node: cst.CSTNode
     code: str
     message: str
+    # Message values that are nodes: their line number replaces `{line of NAME}` once positions are known.
+    lines: Tuple[Tuple[str, cst.CSTNode], ...] = ()
+
+    def text(self, line_of: Callable[[cst.CSTNode], int]) -> str:
+        message = self.message
+        for name, node in self.lines:
+            message = message.replace(f"{{line of {name}}}", str(line_of(node)))
+        return message
 
 
 # Rules that report on loader calls cannot fire without the loader's name in the text
@@ -33,7 +41,10 @@ class Rule:
 
     @classmethod
     def finding(cls, node: cst.CSTNode, **values) -> Finding:
-        return Finding(node=node, code=cls.CODE, message=f"{cls.CODE} {cls.MESSAGE.format(**values)}")
+        """The finding at ``node``; a value that is a node stands for its line number in the message."""
+        lines = tuple((name, value) for name, value in values.items() if isinstance(value, cst.CSTNode))
+        shown = {name: f"{{line of {name}}}" if isinstance(value, cst.CSTNode) else value for name, value in values.items()}
+        return Finding(node=node, code=cls.CODE, message=f"{cls.CODE} {cls.MESSAGE.format(**shown)}", lines=lines)
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:

@@ -356,14 +356,7 @@ def worker_init_functions(facts) -> List[FunctionInfo]:
     found: List[FunctionInfo] = []
 
     def add(expr, scope) -> None:
-        if expr is None:
-            return
-        if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
-            expr = expr.args[0].value
-        for target in resolve(expr, scope):
-            func = facts.functions.get(target) if isinstance(target, cst.FunctionDef) else None
-            if func is not None and func not in found:
-                found.append(func)
+        found.extend(func for func in facts.functions_of(expr, scope) if func not in found)
 
     for func in facts.functions.values():
         if func.params and func.params[0] == "worker_id":

@@ -41,6 +41,14 @@ class LoaderRebuiltInLoop(Rule):
     forkserver) and the start method: under spawn every worker imports torch
     again. See the measured cost below.
 
+    Building the loader once is only half the fix: without
+    `persistent_workers=True` its workers still restart at every epoch's
+    `iter()`. Measured by `runtime_checks` (median first batch of epochs
+    after the first, 2 workers, torch 2.13 CPU): under fork 0.036 s rebuilt,
+    0.033 s built once, 0.005 s built once with persistent workers; under
+    spawn 3.93 s, 4.07 s and 0.007 s. Built once without persistence saves
+    nothing measurable; the message therefore asks for both.
+
     ## Example
     ```python
     from torch.utils.data import DataLoader
@@ -77,7 +85,10 @@ class LoaderRebuiltInLoop(Rule):
 
     CODE = "DL401"
     NAME = "loader-rebuilt-in-loop"
-    MESSAGE = "DataLoader is rebuilt on every loop iteration; build it once before the loop (workers restart each epoch)"
+    MESSAGE = (
+        "DataLoader is rebuilt on every loop iteration; build it once before the loop with "
+        "persistent_workers=True (workers restart each epoch)"
+    )
     TRIGGERS = NEEDS_LOADER
 
     @classmethod

@@ -16,14 +16,33 @@ def iterable_classes(facts):
     return [k for k in facts.classes.values() if facts.dataset_kind(k) == "iterable"]
 
 
-def _shards_by_worker(facts, klass: ClassInfo) -> bool:
-    for method in facts.reachable(klass, ("__iter__", "__next__")):
-        for record in facts.calls_in(method):
+def _reads_worker_info(facts, functions) -> bool:
+    for function in functions:
+        for record in facts.calls_in(function):
             if last_name(record.node.func) == "get_worker_info":
                 return True
             if any(isinstance(t, str) and t.endswith("get_worker_info") for t in resolve(record.node.func, record.ctx.scope)):
                 return True
     return False
+
+
+def _shards_by_worker(facts, klass: ClassInfo) -> bool:
+    return _reads_worker_info(facts, facts.reachable(klass, ("__iter__", "__next__")))
+
+
+def _init_fn_can_shard(facts, call) -> bool:
+    """The loader's worker_init_fn may configure each worker's copy: it reads get_worker_info().
+
+    A worker_init_fn this file does not define (imported, a parameter, through a splat) is
+    assumed to shard; one it defines must read get_worker_info() (itself or through calls).
+    """
+    init_fn = call.args["worker_init_fn"]
+    if init_fn.omitted or (init_fn.known and init_fn.state.value is None):
+        return False
+    functions = facts.functions_of(init_fn.expr, call.ctx.scope)
+    if not functions:
+        return True
+    return any(_reads_worker_info(facts, facts.reached_from(function)) for function in functions)
 
 
 class UnshardedIterableDataset(Rule):
@@ -80,7 +99,11 @@ class UnshardedIterableDataset(Rule):
     None.
 
     ## Known limits
-    A `worker_init_fn` is assumed to shard the copy. Anchor: the loader call.
+    A `worker_init_fn` defined in this file silences the finding only when it
+    can shard, i.e. it reads `get_worker_info()` (itself or through the
+    functions it calls); one that only seeds leaves the stream reported. A
+    `worker_init_fn` defined elsewhere (imported, a parameter) is assumed to
+    shard. Anchor: the loader call.
     """
 
     CODE = "DL501"
@@ -97,9 +120,7 @@ class UnshardedIterableDataset(Rule):
             if _shards_by_worker(facts, klass):
                 continue
             for call in facts.loader_sites_using(klass):
-                init_fn = call.args["worker_init_fn"]
-                has_init = init_fn.unknown or (init_fn.known and init_fn.state.value is not None)
-                if call.worker_using() and not has_init:
+                if call.worker_using() and not _init_fn_can_shard(facts, call):
                     yield cls.finding(call.node, klass=klass.name, workers=show_workers(call))
 
 
@@ -180,14 +201,17 @@ class SingleUseIterableDataset(Rule):
     None.
 
     ## Known limits
-    Anchor: the `__iter__` definition.
+    Reported once per class, naming the first loader (by line) that empties
+    and why: persistent workers, or a single process. A loader whose workers
+    are fresh every epoch is no trigger (each gets a new copy). Anchor: the
+    `__iter__` definition.
     """
 
     CODE = "DL502"
     NAME = "single-use-iterable-dataset"
     MESSAGE = (
-        "{klass}.__iter__ returns {what}: the stream is used up after the first epoch and later epochs "
-        "are silently empty ({mode}); make __iter__ a generator (yield)"
+        "{klass}.__iter__ returns {what}: the loader on line {loader} ({mode}) gets an empty stream "
+        "after its first epoch; make __iter__ a generator (yield)"
     )
     TRIGGERS = NEEDS_LOADER
 
@@ -202,6 +226,11 @@ class SingleUseIterableDataset(Rule):
                 if not (persistent or call.single_process()):
                     continue
                 if any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
-                    mode = "persistent workers" if persistent else "num_workers=0"
-                    yield cls.finding(facts.method(klass, "__iter__").node, klass=klass.name, what=what, mode=mode)
+                    mode = (
+                        "its persistent workers keep the used-up copy"
+                        if persistent
+                        else "a single process reuses the one dataset object"
+                    )
+                    node = facts.method(klass, "__iter__").node
+                    yield cls.finding(node, klass=klass.name, what=what, loader=call.node, mode=mode)
                     break

@@ -1,0 +1,64 @@
+"""Messages say what, why and the fix, and name what they refer to (a loader's line)."""
+
+from flake8_dataloader.engine import analyse
+
+STREAM = (
+    "from torch.utils.data import DataLoader, IterableDataset\n"
+    "\n"
+    "\n"
+    "class Stream(IterableDataset):\n"
+    "    def __init__(self, items):\n"
+    "        self.items = iter(items)\n"
+    "\n"
+    "    def __iter__(self):\n"
+    "        return self\n"
+    "\n"
+    "    def __next__(self):\n"
+    "        return next(self.items)\n"
+    "\n"
+    "\n"
+    "def train(items):\n"
+    "    fresh = DataLoader(Stream(items), num_workers=2)\n"
+    "    loader = DataLoader(Stream(items), {arguments})\n"
+    "    for epoch in range(3):\n"
+    "        for batch in fresh:\n"
+    "            pass\n"
+    "        for batch in loader:\n"
+    "            pass\n"
+)
+
+
+def messages(source, code):
+    return [(line, message) for line, _, found, message in analyse(source) if found == code]
+
+
+def test_dl502_names_the_loader_that_empties_and_why():
+    persistent = STREAM.replace("{arguments}", "num_workers=2, persistent_workers=True")
+    assert messages(persistent, "DL502") == [
+        (8, "DL502 Stream.__iter__ returns self: the loader on line 17 (its persistent workers keep the used-up "
+            "copy) gets an empty stream after its first epoch; make __iter__ a generator (yield)")
+    ]
+    single = STREAM.replace("{arguments}", "batch_size=4")
+    assert messages(single, "DL502") == [
+        (8, "DL502 Stream.__iter__ returns self: the loader on line 17 (a single process reuses the one dataset "
+            "object) gets an empty stream after its first epoch; make __iter__ a generator (yield)")
+    ]
+
+
+def test_dl502_fresh_workers_every_epoch_are_no_trigger():
+    assert messages(STREAM.replace("{arguments}", "num_workers=2"), "DL502") == []
+
+
+def test_dl401_asks_for_persistent_workers_too():
+    source = (
+        "from torch.utils.data import DataLoader\n\n\n"
+        "def train(ds):\n"
+        "    for epoch in range(3):\n"
+        "        loader = DataLoader(ds, num_workers=2)\n"
+        "        for batch in loader:\n"
+        "            pass\n"
+    )
+    assert messages(source, "DL401") == [
+        (6, "DL401 DataLoader is rebuilt on every loop iteration; build it once before the loop with "
+            "persistent_workers=True (workers restart each epoch)")
+    ]
