@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Set
+from typing import Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -176,8 +176,8 @@ class UnpicklableWorkerPayload(Rule):
     a generator object passed as `dataset`, `collate_fn` or `worker_init_fn`
     of a loader with workers, or nested inside such an argument (a
     `transforms.Lambda(lambda x: ...)` in the dataset's transform), following
-    names bound once; and a Dataset class of this file that stores a lambda or
-    nested function on `self`, when a loader with workers gets an instance.
+    names bound once; and an instance of a class of this file (a dataset, a
+    transform) whose `self` holds one, when a loader with workers gets it.
 
     ## Why is this bad?
     Under spawn and forkserver these three arguments are pickled for every
@@ -214,8 +214,17 @@ class UnpicklableWorkerPayload(Rule):
     `set_start_method("fork")`, or `multiprocessing_context="fork"`.
 
     ## Known limits
-    Values built by calling functions (`build_transform()`) are not followed.
-    Anchor: the lambda, def or class reference inside the call, else the call.
+    "Held on `self`" means the value assigned to a `self` attribute holds
+    it: directly, in a container, or through an object of a same-file class
+    that itself stores one on `self`. Not held: a lambda only passed to a
+    call whose result is not kept (`pool.imap(lambda i: ..., idx)` iterated
+    in `__init__`), what a loop over a value yields (`for i, x in
+    results: self.ims[i] = x`), and a generator expression consumed by the
+    call it is passed to (`sorted(...)`, `list(...)`, `"".join(...)`,
+    `np.array(...)`) or the iterable of a list/set/dict comprehension.
+    Values built by calling functions (`build_transform()`) are not
+    followed. Anchor: the lambda, def or class reference inside the call,
+    else the call.
     """
 
     CODE = "DL302"
@@ -268,12 +277,25 @@ class UnpicklableWorkerPayload(Rule):
                         "define the class at module level"
                     ), inside
                     return
-                if klass is not None and cls._stores_local_callable(facts, klass):
-                    yield expr, f"a {klass.name} holding a lambda or nested function on self", (
-                        "store a module-level function instead"
+                held = cls._held_on_self(facts, klass, seen) if klass is not None else None
+                if held is not None:
+                    attr, what = held
+                    yield expr, f"an instance of {klass.name} holding {what} on self.{attr}", (
+                        "store a module-level function (or the data itself) instead"
                     ), inside
+            consumes = _consumes_iterables(expr, scope)
             for arg in expr.args:
+                if consumes and isinstance(arg.value, cst.GeneratorExp):
+                    continue  # consumed by the call: its result is what is kept
                 yield from cls._unpicklable(facts, arg.value, scope, seen, inside)
+            return
+        if isinstance(expr, (cst.ListComp, cst.SetComp)):
+            # The iterables are consumed where the comprehension runs: only the elements are kept.
+            yield from cls._unpicklable(facts, expr.elt, scope, seen, inside)
+            return
+        if isinstance(expr, cst.DictComp):
+            yield from cls._unpicklable(facts, expr.key, scope, seen, inside)
+            yield from cls._unpicklable(facts, expr.value, scope, seen, inside)
             return
         for child in children(expr):
             yield from cls._unpicklable(facts, child, scope, seen, inside)
@@ -296,13 +318,38 @@ class UnpicklableWorkerPayload(Rule):
             yield from cls._unpicklable(facts, binding.value, binding.scope, seen, False)
 
     @classmethod
-    def _stores_local_callable(cls, facts, klass) -> bool:
+    def _held_on_self(cls, facts, klass, seen) -> Optional[Tuple[str, str]]:
+        """(attribute, what) for the first self attribute of the class whose value holds something unpicklable.
+
+        Only values assigned to `self.<attr>` count: a lambda passed to a call whose result
+        is not kept, or what a loop over a value yields, is not held.
+        """
+        key = ("held", klass)
+        if key in seen:
+            return None
+        seen.add(key)
         for owner in [klass, *facts.base_classes(klass)]:
-            for values in owner.self_attrs.values():
+            for attr, values in owner.self_attrs.items():
                 for value, method in values:
-                    if value is not None and any(True for _ in cls._unpicklable(facts, value, method.scope, set())):
-                        return True
-        return False
+                    if value is None:
+                        continue
+                    for _, what, _, _ in cls._unpicklable(facts, value, method.scope, seen):
+                        return attr, what
+        return None
+
+
+# Callables that consume an iterable argument at once and keep only what they build from it.
+_CONSUMING_CALLS = frozenset(
+    f"builtins.{name}"
+    for name in ("list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "any", "all", "dict", "len")
+) | {"numpy.array", "numpy.asarray", "numpy.fromiter", "torch.tensor", "torch.stack", "torch.cat"}
+
+
+def _consumes_iterables(call: cst.Call, scope) -> bool:
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "join":
+        return True  # "".join(...), os.sep.join(...)
+    targets = resolve(call.func, scope)
+    return bool(targets) and targets <= _CONSUMING_CALLS
 
 
 class UnguardedStartMethod(Rule):
