@@ -44,9 +44,3 @@ def _driver_version() -> str:
         return out.stdout.strip().splitlines()[0] if out.stdout.strip() else "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-
-
-def cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()

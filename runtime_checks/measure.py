@@ -17,8 +17,6 @@ import time
 import traceback
 from typing import Callable, Dict, Optional
 
-RESULT_MARK = "@@runtime_checks_result@@"
-
 
 def kill_group(pgid: int) -> None:
     try:

@@ -16,6 +16,8 @@ from flake8_dataloader.autofix import fix_source
 
 from .conftest import FIXTURES
 
+pytest.importorskip("torch", reason="the runnable fixtures run with real torch: pip install torch")
+
 RUNNABLE = FIXTURES / "runnable"
 SCRIPTS = sorted(RUNNABLE.glob("dl*.py"))
 # What each script must print as it stands: proof that it exercises its shapes.

@@ -12,7 +12,7 @@ from flake8_dataloader.prefilter import could_trigger, could_trigger_in_code
 from flake8_dataloader.settings import DEFAULT_SETTINGS, Settings
 
 from .conftest import FIXTURES
-from .harness import fixture_files
+from .harness import expectations, fixture_files
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
@@ -34,28 +34,42 @@ def _real_files():
     return files
 
 
-def _check(source: str, settings: Settings = DEFAULT_SETTINGS):
-    """Rejected by either stage (raw text, then identifiers in the ast) means silent."""
+def _check(source: str, settings: Settings = DEFAULT_SETTINGS) -> bool:
+    """Rejected by either stage (raw text, then identifiers in the ast) means silent. True when rejected."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         tree = None
     if could_trigger(source, _tokens(settings)) and (tree is None or could_trigger_in_code(tree, _tokens(settings))):
-        return
+        return False
     try:
         assert analyse(source, settings, use_prefilter=False) == []
     except ParseFailure:
         pass
+    return True
+
+
+def without_triggers(source: str, settings: Settings = DEFAULT_SETTINGS) -> str:
+    """The source with every trigger token misspelt: what the prefilter must reject, and the rules too."""
+    for alternative in _tokens(settings):
+        for token in alternative:
+            source = source.replace(token, token[:-1] + "Q" + token[-1])
+    return source
 
 
 @pytest.mark.parametrize("path", fixture_files(FIXTURES), ids=lambda p: p.name)
-def test_fixtures_rejected_only_when_silent(path):
-    _check(path.read_text())
+def test_fixtures_without_their_trigger_tokens_are_rejected_and_silent(path):
+    # Every fixture has findings, so it passes the prefilter; without the tokens no rule may fire,
+    # or a rule reads something its TRIGGERS do not name.
+    source = path.read_text()
+    if expectations(source):
+        assert not _check(source)
+    assert _check(without_triggers(source)), "misspelling every trigger token must make the prefilter reject it"
 
 
 def test_real_files_rejected_only_when_silent():
-    for path in _real_files():
-        _check(path.read_text(encoding="utf-8", errors="replace"))
+    rejected = sum(_check(path.read_text(encoding="utf-8", errors="replace")) for path in _real_files())
+    assert rejected >= 60, "most stdlib files name no DataLoader: the soundness assertion must run"
 
 
 def test_rejects_ordinary_code_and_keeps_loader_code():

@@ -125,8 +125,11 @@ def test_nul_bytes_and_odd_text_do_not_raise():
         "from torch.utils.data import DataLoader\nprint(*[DataLoader], sep='')\nlambda: (yield)\n",
     ],
 )
-def test_recent_syntax_never_raises(source):
-    check_source(source)
+def test_recent_syntax_is_analysed(source):
+    # A probe finding after the new syntax proves the file was parsed and analysed, not skipped.
+    probe = "probe = DataLoader(ds, persistent_workers=True)\n"
+    line = (source + probe).count("\n")
+    assert codes(source + probe) == [(line, 23, "DL101")]
 
 
 def test_five_megabyte_file():

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from runtime_checks.scenarios import Options, claims, construction, correctness, lifecycle, randomness
+pytest.importorskip("torch", reason="runtime_checks measures with real torch: pip install torch")
 
-from .conftest import ROOT
+from runtime_checks.scenarios import Options, claims, construction, correctness, lifecycle, randomness  # noqa: E402
+
+from .conftest import ROOT  # noqa: E402
 
 OPTS = Options(quick=True, device="cpu", workers=2)
 

@@ -88,7 +88,6 @@ class Collector(cst.CSTVisitor):
         self.for_loops: List[Tuple[LoopInfo, cst.CSTNode, Context]] = []
         self.comprehension_iters: List[Tuple[cst.BaseExpression, Context]] = []
         self.mutations: List[Mutation] = []
-        self.generator_exprs: List[cst.GeneratorExp] = []
         # Per open function body: its loop stack. Index 0 is the module level.
         self._loop_stacks: List[List[LoopInfo]] = [[]]
         self._functions: List[FunctionInfo] = []
@@ -322,9 +321,6 @@ class Collector(cst.CSTVisitor):
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self.comprehension_iters.append((node.iter, self.context()))
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-        self.generator_exprs.append(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(CallRecord(node=node, ctx=self.context()))

@@ -12,9 +12,6 @@ import libcst as cst
 class Known:
     value: Any
 
-    def show(self) -> str:
-        return repr(self.value)
-
 
 @dataclass(frozen=True)
 class Unknown:
@@ -125,9 +122,6 @@ class LoaderCall:
     node: cst.Call
     ctx: Context
     args: Dict[str, Argument]
-
-    def arg(self, name: str) -> Argument:
-        return self.args[name]
 
     @property
     def num_workers(self) -> Argument:

@@ -25,7 +25,6 @@ class Scenario:
     rules: Tuple[str, ...]
     run: Callable[[Options], Dict]
     timeout: float = 120.0
-    title: str = ""
 
 
 def registry() -> List[Scenario]:
