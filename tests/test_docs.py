@@ -13,7 +13,10 @@ from .harness import expectations, fixture_files
 
 CODES = [rule.CODE for rule in RULES]
 RULE_BOOK = ROOT.parent / "shared" / "RULES.md"
-REQUIRED_SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Options", "Known limits"]
+REQUIRED_SECTIONS = [
+    "What it does", "Why is this bad?", "Example", "Use instead", "Not reported", "Options", "Known limits",
+    "References",
+]
 
 
 def test_generated_pages_are_current():
@@ -54,3 +57,21 @@ def test_example_yields_the_code_and_use_instead_yields_nothing(rule):
     (fixed,) = code_blocks(parts["Use instead"])
     assert rule.CODE in {code for _, _, code, _ in analyse(example)}
     assert {code for _, _, code, _ in analyse(fixed)} == set()
+
+
+@pytest.mark.parametrize("rule", RULES, ids=CODES)
+def test_not_reported_blocks_yield_nothing(rule):
+    # Nothing from the page's own rule, nor from any rule that is on by default.
+    default_off = {r.CODE for r in RULES if r.DEFAULT_OFF} - {rule.CODE}
+    blocks = code_blocks(sections(rule)["Not reported"])
+    assert blocks
+    for block in blocks:
+        assert {code for _, _, code, _ in analyse(block)} - default_off == set(), block
+
+
+@pytest.mark.parametrize("rule", RULES, ids=CODES)
+def test_pages_cite_pytorch_or_our_results_never_files_beside_the_checkout(rule):
+    page = (ROOT / "docs" / "rules" / f"{rule.CODE}.md").read_text()
+    assert "FACTS.md" not in page and "RULES.md" not in page and "../shared" not in page
+    assert "https://" in sections(rule)["References"]
+    assert page.count("Off by default") == (1 if rule.DEFAULT_OFF else 0)

@@ -40,6 +40,18 @@ class PersistentWorkersWithoutWorkers(Rule):
     loader = DataLoader(dataset, batch_size=32, num_workers=4, persistent_workers=True)
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def make(dataset, workers):
+        with_workers = DataLoader(dataset, num_workers=2, persistent_workers=True)
+        guarded = DataLoader(dataset, num_workers=workers, persistent_workers=workers > 0)
+        off = DataLoader(dataset, persistent_workers=False)
+        return with_workers, guarded, off
+    ```
+
     ## Options
     `--dataloader-names` adds loader classes.
 
@@ -49,6 +61,10 @@ class PersistentWorkersWithoutWorkers(Rule):
     `num_workers` is unknown and nothing is reported.
 
     Anchor: the `persistent_workers=` keyword.
+
+    ## References
+    - [`torch.utils.data.DataLoader`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): the parameters and their defaults.
+    - [`torch/utils/data/dataloader.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py): `DataLoader.__init__` raises these errors.
     """
 
     CODE = "DL101"
@@ -95,11 +111,26 @@ class PrefetchWithoutWorkers(Rule):
     loader = DataLoader(dataset, batch_size=32, num_workers=0)
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def make(dataset):
+        with_workers = DataLoader(dataset, num_workers=2, prefetch_factor=4)
+        default = DataLoader(dataset, prefetch_factor=None)
+        return with_workers, default
+    ```
+
     ## Options
     `--dataloader-names` adds loader classes.
 
     ## Known limits
     Unknown `num_workers` is DL104's business. Anchor: the `prefetch_factor=` keyword.
+
+    ## References
+    - [`torch.utils.data.DataLoader`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): the parameters and their defaults.
+    - [`torch/utils/data/dataloader.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py): `DataLoader.__init__` raises these errors.
     """
 
     CODE = "DL102"
@@ -132,7 +163,9 @@ class RejectedCombination(Rule):
     ## Why is this bad?
     Each raises at construction (`ValueError`) or at the first `iter()`
     (`AssertionError: _SingleProcessDataLoaderIter requires timeout == 0`).
-    The exact texts are in FACTS.md and reproduced by `python -m runtime_checks`.
+    The exact texts are those of `DataLoader.__init__` and the iterators in
+    PyTorch's `torch/utils/data/dataloader.py` (torch 2.13), reproduced by
+    `python -m runtime_checks --rule DL103` (Measured cost, below).
 
     ## Example
     ```python
@@ -148,6 +181,19 @@ class RejectedCombination(Rule):
     loader = DataLoader(dataset, sampler=RandomSampler(dataset), num_workers=2)
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import BatchSampler, DataLoader, RandomSampler
+
+
+    def make(dataset):
+        sampled = DataLoader(dataset, sampler=RandomSampler(dataset), shuffle=False)
+        batches = BatchSampler(RandomSampler(dataset), batch_size=8, drop_last=False)
+        batched = DataLoader(dataset, batch_sampler=batches)
+        unbatched = DataLoader(dataset, batch_size=None)
+        return sampled, batched, unbatched
+    ```
+
     ## Options
     `--dataloader-names` adds loader classes.
 
@@ -156,6 +202,10 @@ class RejectedCombination(Rule):
     `None`; a name that may be `None` (`sampler = S(ds) if ddp else None`) is
     not reported. Anchor: the offending keyword (for mutually exclusive
     pairs, the one to remove).
+
+    ## References
+    - [`torch.utils.data.DataLoader`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): the parameters and their defaults.
+    - [`torch/utils/data/dataloader.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py): `DataLoader.__init__` raises these errors.
     """
 
     CODE = "DL103"
@@ -277,6 +327,19 @@ class CrashWithZeroWorkers(Rule):
         return DataLoader(dataset, batch_size=32, num_workers=workers, persistent_workers=workers > 0)
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def make(dataset, workers):
+        guarded = DataLoader(
+            dataset, num_workers=workers, persistent_workers=workers > 0, prefetch_factor=2 if workers > 0 else None
+        )
+        at_least_one = DataLoader(dataset, num_workers=max(1, workers), persistent_workers=True)
+        return guarded, at_least_one
+    ```
+
     ## Options
     `--dataloader-names` adds loader classes.
 
@@ -284,6 +347,10 @@ class CrashWithZeroWorkers(Rule):
     Not reported through a `**kwargs` splat, nor when `num_workers` is
     `max(k, ...)` with a known `k > 0` or `os.cpu_count()`, which cannot be 0.
     Anchor: the `persistent_workers=` or `prefetch_factor=` keyword.
+
+    ## References
+    - [`torch.utils.data.DataLoader`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): the parameters and their defaults.
+    - [`torch/utils/data/dataloader.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py): `DataLoader.__init__` raises these errors.
     """
 
     CODE = "DL104"

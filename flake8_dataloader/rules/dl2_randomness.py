@@ -101,6 +101,31 @@ class UnseededDatasetRng(Rule):
             return self.images[index][top:top + 24]
     ```
 
+    ## Not reported
+    ```python
+    import numpy as np
+    from torch.utils.data import Dataset
+
+
+    class GlobalNoise(Dataset):
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, index):
+            return np.random.random()  # the global state: PyTorch reseeds it in every worker
+
+
+    class FixedOrder(Dataset):
+        def __init__(self):
+            self.order = np.random.default_rng(0).permutation(8)  # drawn once, in __init__
+
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, index):
+            return self.order[index]
+    ```
+
     ## Options
     None.
 
@@ -111,6 +136,10 @@ class UnseededDatasetRng(Rule):
     and every one passes a `worker_init_fn` (assumed to reseed it). Draws are
     seen through calls: `self.rng.method(...)` or `self.rng` passed to a call.
     Anchor: the RNG creation.
+
+    ## References
+    - [Reproducibility: DataLoader](https://pytorch.org/docs/stable/notes/randomness.html#dataloader): per-worker seeds, `worker_init_fn`, `generator=`.
+    - [`torch/utils/data/_utils/worker.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/_utils/worker.py): each worker seeds `random`, `torch` and `np.random` from the iterator's base seed.
     """
 
     CODE = "DL201"
@@ -303,6 +332,21 @@ class HalfSeededRun(Rule):
     loader = DataLoader(dataset, batch_size=32, shuffle=True)
     ```
 
+    ## Not reported
+    ```python
+    import random
+
+    from torch.utils.data import DataLoader, get_worker_info
+
+
+    def worker_init(worker_id):
+        random.seed(get_worker_info().seed)  # inside a worker: not run-level seeding
+
+
+    def make(dataset):
+        return DataLoader(dataset, shuffle=True, num_workers=2, worker_init_fn=worker_init)
+    ```
+
     ## Options
     None.
 
@@ -316,6 +360,10 @@ class HalfSeededRun(Rule):
     assumed to seed torch. Not reported through a `**kwargs` splat (it may
     carry `generator=`). A sampler given its own `generator=` counts as
     seeded. Anchor: the loader call.
+
+    ## References
+    - [Reproducibility: DataLoader](https://pytorch.org/docs/stable/notes/randomness.html#dataloader): per-worker seeds, `worker_init_fn`, `generator=`.
+    - [`torch.utils.data.DataLoader`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): `generator=` drives `RandomSampler` and the workers' base seed.
     """
 
     CODE = "DL202"
@@ -421,6 +469,16 @@ class WorkerSeedIgnoresEpoch(Rule):
         np.random.seed(torch.initial_seed() % 2**32)
     ```
 
+    ## Not reported
+    ```python
+    import numpy as np
+    import torch
+
+
+    def seed_worker(worker_id):
+        np.random.seed((torch.initial_seed() + worker_id) % 2**32)
+    ```
+
     ## Options
     None.
 
@@ -429,6 +487,10 @@ class WorkerSeedIgnoresEpoch(Rule):
     example `torch.initial_seed()`, `np.random.get_state()`, `time.time()`)
     count as per-iterator sources. Attributes of a parameter (`cfg.seed`) are
     constants. Anchor: the `def`.
+
+    ## References
+    - [Reproducibility: DataLoader](https://pytorch.org/docs/stable/notes/randomness.html#dataloader): per-worker seeds, `worker_init_fn`, `generator=`.
+    - [`torch/utils/data/_utils/worker.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/_utils/worker.py): each worker seeds `random`, `torch` and `np.random` from the iterator's base seed.
     """
 
     CODE = "DL203"

@@ -112,6 +112,22 @@ class UnguardedEntryPoint(Rule):
         main()
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(list(range(8)), num_workers=2)  # built at module level: allowed
+
+
+    def main():
+        for batch in loader:
+            pass
+
+
+    if __name__ == "__main__":
+        main()
+    ```
+
     ## Options
     `--dataloader-start-method=fork` turns the rule off (Linux up to Python
     3.13 only); so does a module-level `set_start_method("fork")` or
@@ -121,6 +137,10 @@ class UnguardedEntryPoint(Rule):
     Calls are followed within the file only (functions, methods through
     `self` and module-level instances of classes of the file). Anchor: the
     module-level statement, or the call.
+
+    ## References
+    - [Multiprocessing best practices](https://pytorch.org/docs/stable/notes/multiprocessing.html) and Python's [safe importing of the main module](https://docs.python.org/3/library/multiprocessing.html#the-spawn-and-forkserver-start-methods).
+    - [Multi-process data loading: platform-specific behaviors](https://pytorch.org/docs/stable/data.html#platform-specific-behaviors).
     """
 
     CODE = "DL301"
@@ -209,6 +229,21 @@ class UnpicklableWorkerPayload(Rule):
         loader = DataLoader(dataset, num_workers=2, collate_fn=keep_as_list)
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def collate(batch):
+        return batch
+
+
+    def make(dataset):
+        in_process = DataLoader(dataset, collate_fn=lambda batch: batch)  # no workers: nothing is pickled
+        module_level = DataLoader(dataset, num_workers=2, collate_fn=collate)
+        return in_process, module_level
+    ```
+
     ## Options
     Off under `--dataloader-start-method=fork`, a module-level
     `set_start_method("fork")`, or `multiprocessing_context="fork"`.
@@ -225,6 +260,10 @@ class UnpicklableWorkerPayload(Rule):
     Values built by calling functions (`build_transform()`) are not
     followed. Anchor: the lambda, def or class reference inside the call,
     else the call.
+
+    ## References
+    - [Multiprocessing best practices](https://pytorch.org/docs/stable/notes/multiprocessing.html) and Python's [safe importing of the main module](https://docs.python.org/3/library/multiprocessing.html#the-spawn-and-forkserver-start-methods).
+    - [Multi-process data loading: platform-specific behaviors](https://pytorch.org/docs/stable/data.html#platform-specific-behaviors).
     """
 
     CODE = "DL302"
@@ -380,12 +419,30 @@ class UnguardedStartMethod(Rule):
         mp.set_start_method("spawn")
     ```
 
+    ## Not reported
+    ```python
+    import multiprocessing
+
+
+    def main():
+        pass
+
+
+    if __name__ == "__main__":
+        multiprocessing.set_start_method("spawn")
+        main()
+    ```
+
     ## Options
     None.
 
     ## Known limits
     `set_start_method("fork")` is not reported: forked workers do not
     re-import the module. Anchor: the call.
+
+    ## References
+    - [Multiprocessing best practices](https://pytorch.org/docs/stable/notes/multiprocessing.html) and Python's [safe importing of the main module](https://docs.python.org/3/library/multiprocessing.html#the-spawn-and-forkserver-start-methods).
+    - [`multiprocessing.set_start_method`](https://docs.python.org/3/library/multiprocessing.html#multiprocessing.set_start_method): raises `RuntimeError` when the context is already set, unless `force=True`.
     """
 
     CODE = "DL303"

@@ -73,6 +73,18 @@ class LoaderRebuiltInLoop(Rule):
                 pass
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader, Subset
+
+
+    def k_fold(dataset, folds):
+        for fold in folds:
+            loader = DataLoader(Subset(dataset, fold), num_workers=2)  # depends on the loop
+            for batch in loader:
+                pass
+    ```
+
     ## Options
     None.
 
@@ -81,6 +93,10 @@ class LoaderRebuiltInLoop(Rule):
     stage, active-learning pool) is not reported. Dependence is judged by
     names: `make_dataset()` with no loop variable counts as invariant.
     Anchor: the call.
+
+    ## References
+    - [`persistent_workers`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): with it, the workers outlive the end of an epoch and serve the next one.
+    - This project's measurements: `docs/results/` (rerun with the command in Measured cost).
     """
 
     CODE = "DL401"
@@ -155,6 +171,24 @@ class PersistentWorkersDisabled(Rule):
                 pass
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def evaluate(dataset):
+        for batch in DataLoader(dataset, num_workers=2):  # iterated once
+            pass
+
+
+    def curriculum(dataset):
+        loader = DataLoader(dataset, num_workers=2)
+        for epoch in range(10):
+            dataset.level = epoch  # persistent workers would keep the first level
+            for batch in loader:
+                pass
+    ```
+
     ## Options
     None.
 
@@ -171,6 +205,11 @@ class PersistentWorkersDisabled(Rule):
     persistent workers would keep training on their start-up copy. Changes
     made inside functions called from the loop are not seen. Anchor: the call (the factory call for loaders built by a
     same-file factory).
+
+    ## References
+    - [`persistent_workers`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): with it, the workers outlive the end of an epoch and serve the next one.
+    - [pytorch#62066](https://github.com/pytorch/pytorch/issues/62066): memory held across epochs by persistent workers.
+    - This project's measurements: `docs/results/` (rerun with the command in Measured cost).
     """
 
     CODE = "DL402"
@@ -240,6 +279,19 @@ class StaleDatasetInPersistentWorkers(Rule):
                 pass
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def train(dataset):
+        loader = DataLoader(dataset, num_workers=2)  # not persistent: a fresh copy every epoch
+        for epoch in range(10):
+            dataset.level = epoch
+            for batch in loader:
+                pass
+    ```
+
     ## Options
     None.
 
@@ -247,6 +299,10 @@ class StaleDatasetInPersistentWorkers(Rule):
     Method calls on imported datasets are not reported: some (`set_epoch` in
     several libraries) share state with workers through shared memory.
     Anchor: the mutation.
+
+    ## References
+    - [`persistent_workers`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): with it, the workers outlive the end of an epoch and serve the next one.
+    - This project's measurements: `docs/results/` (rerun with the command in Measured cost).
     """
 
     CODE = "DL403"
@@ -349,11 +405,26 @@ class MissingShutdownMethod(Rule):
         del loader  # workers stop when the loader and its iterator are gone
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def first_batch(dataset):
+        iterator = iter(DataLoader(dataset, num_workers=2))
+        batch = next(iterator)
+        iterator._shutdown_workers()  # the iterator has one
+        return batch
+    ```
+
     ## Options
     None.
 
     ## Known limits
     Anchor: the call.
+
+    ## References
+    - [`torch/utils/data/dataloader.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py): `_shutdown_workers` belongs to `_MultiProcessingDataLoaderIter`; `DataLoader` has no `close()`.
     """
 
     CODE = "DL404"
@@ -412,6 +483,20 @@ class DistributedSamplerWithoutSetEpoch(Rule):
                 pass
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+    from torch.utils.data.distributed import DistributedSampler
+
+
+    def evaluate(dataset, epochs):
+        sampler = DistributedSampler(dataset, shuffle=False)  # the order is meant to repeat
+        loader = DataLoader(dataset, sampler=sampler, num_workers=2, persistent_workers=True)
+        for epoch in range(epochs):
+            for batch in loader:
+                pass
+    ```
+
     ## Options
     None.
 
@@ -419,6 +504,10 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     Any `set_epoch` call in the file on the sampler's name, on an attribute
     ending in `.sampler`, or on a function parameter counts as the fix.
     Anchor: the sampler's construction.
+
+    ## References
+    - [`DistributedSampler`](https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler): call `set_epoch(epoch)` before each epoch's iterator is created, or every epoch uses the same order.
+    - [`torch/utils/data/distributed.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/distributed.py): the permutation is seeded with `seed + epoch`.
     """
 
     CODE = "DL405"
@@ -480,8 +569,7 @@ class DistributedSamplerWithoutSetEpoch(Rule):
 class SynchronousLoading(Rule):
     """
     ## What it does
-    Off by default (`--extend-select=DL410`). Flags a loader proven to run in
-    the main process (`num_workers` 0 or omitted) that is iterated every
+    Flags a loader proven to run in the main process (`num_workers` 0 or omitted) that is iterated every
     epoch.
 
     ## Why is this bad?
@@ -512,11 +600,24 @@ class SynchronousLoading(Rule):
                 pass
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def evaluate(dataset):
+        for batch in DataLoader(dataset, batch_size=64):  # once, not every epoch
+            pass
+    ```
+
     ## Options
     Enable with `--extend-select=DL410`.
 
     ## Known limits
     Small in-memory datasets can be faster without workers. Anchor: the call.
+
+    ## References
+    - [Single- and multi-process data loading](https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading).
     """
 
     CODE = "DL410"

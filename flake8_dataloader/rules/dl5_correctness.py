@@ -95,6 +95,19 @@ class UnshardedIterableDataset(Rule):
     loader = DataLoader(Lines("train.txt"), batch_size=32, num_workers=4)
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader, IterableDataset
+
+
+    class Lines(IterableDataset):
+        def __iter__(self):
+            yield from range(10)
+
+
+    in_process = DataLoader(Lines())  # one process: nothing is duplicated
+    ```
+
     ## Options
     None.
 
@@ -104,6 +117,9 @@ class UnshardedIterableDataset(Rule):
     functions it calls); one that only seeds leaves the stream reported. A
     `worker_init_fn` defined elsewhere (imported, a parameter) is assumed to
     shard. Anchor: the loader call.
+
+    ## References
+    - [`torch.utils.data.IterableDataset`](https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset): the documented sharding by `get_worker_info()`.
     """
 
     CODE = "DL501"
@@ -197,6 +213,28 @@ class SingleUseIterableDataset(Rule):
                 pass
     ```
 
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+
+    class Stream(IterableDataset):
+        def __init__(self, items):
+            self.items = items
+
+        def __iter__(self):
+            info = get_worker_info()
+            start, step = (0, 1) if info is None else (info.id, info.num_workers)
+            return iter(self.items[start::step])  # a fresh iterator on every call
+
+
+    def train(items):
+        loader = DataLoader(Stream(items), num_workers=2, persistent_workers=True)
+        for epoch in range(3):
+            for batch in loader:
+                pass
+    ```
+
     ## Options
     None.
 
@@ -205,6 +243,9 @@ class SingleUseIterableDataset(Rule):
     and why: persistent workers, or a single process. A loader whose workers
     are fresh every epoch is no trigger (each gets a new copy). Anchor: the
     `__iter__` definition.
+
+    ## References
+    - [`torch.utils.data.IterableDataset`](https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset): the documented sharding by `get_worker_info()`.
     """
 
     CODE = "DL502"
