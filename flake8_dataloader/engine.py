@@ -6,30 +6,24 @@ import ast
 import logging
 import os
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import List, Optional, Tuple
 
 import libcst as cst
 
+from .errors import STRICT_ENV, ParseFailure
 from .facts.analysis import FileFacts
 from .facts.collector import Collector
-from .parsing import ParseFailure, parse
+from .parsing import parse
 from .positions import node_starts
-from .prefilter import could_trigger, could_trigger_in_code, triggers
+from .prefilter import may_find
 from .rules import RULES
 from .rules.base import Finding
 from .settings import DEFAULT_SETTINGS, Settings
 
 LOG = logging.getLogger("flake8.dataloader")
-STRICT_ENV = "FLAKE8_DATALOADER_STRICT"
 
 # (line, 0-based column, code, message)
 Result = Tuple[int, int, str, str]
-
-
-@lru_cache(maxsize=16)
-def _tokens(settings: Settings) -> Tuple[str, ...]:
-    return triggers(RULES, settings)
 
 
 @dataclass(frozen=True)
@@ -59,10 +53,8 @@ def inspect_source(
     trigger tokens are identifiers, so a mention in a docstring costs no LibCST parse.
     Raises ParseFailure, or on an internal error.
     """
-    if use_prefilter:
-        tokens = _tokens(settings)
-        if not could_trigger(source, tokens) or (tree is not None and not could_trigger_in_code(tree, tokens)):
-            return None
+    if use_prefilter and not may_find(source, settings, tree):
+        return None
     module = parse(source, tree)
     collector = Collector()
     collector.walk(module)

@@ -32,9 +32,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-
-class ParseFailure(Exception):
-    """LibCST could not (or must not) parse the file; it raises more than ParserSyntaxError on valid code."""
+from .errors import ParseFailure
 
 
 # CPython refuses more nested brackets than this (flake8 then reports E999 and never runs plugins).

@@ -1,13 +1,17 @@
-"""The flake8 adapter: options in, (line, col, message, type) out. Nothing else."""
+"""The flake8 adapter: options in, (line, col, message, type) out. Nothing else.
+
+flake8 imports this module in every process of every run, whatever `--select` says, so it
+imports nothing heavy: the prefilter decides on the raw text and flake8's own ast, and only
+a file that passes it loads the engine (LibCST, the facts, the rules).
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Iterator, List, Tuple, Type
 
-from . import __version__
-from .engine import check_source
-from .rules import RULES
+from . import __version__, manifest
+from .prefilter import may_find
 from .settings import DEFAULT_SETTINGS, START_METHODS, Settings, SettingsError
 
 
@@ -37,7 +41,7 @@ class DataLoaderChecker:
             parse_from_config=True,
             help="Start method the code must be safe under (default: auto = every platform).",
         )
-        option_manager.extend_default_ignore([rule.CODE for rule in RULES if rule.DEFAULT_OFF])
+        option_manager.extend_default_ignore(list(manifest.DEFAULT_OFF))
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
@@ -50,5 +54,10 @@ class DataLoaderChecker:
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
-        for line, column, _code, message in check_source(source, self.filename, self.settings, tree=self.tree):
+        if not may_find(source, self.settings, self.tree):
+            return
+        from .engine import check_source  # LibCST and the rules load on the first file that needs them
+
+        results = check_source(source, self.filename, self.settings, use_prefilter=False, tree=self.tree)
+        for line, column, _code, message in results:
             yield line, column, message, type(self)

@@ -1,25 +1,36 @@
-"""Skip files whose text cannot trigger any rule, before LibCST sees them."""
+"""Skip files whose text cannot trigger any rule, before LibCST (or any rule) is imported."""
 
 from __future__ import annotations
 
 import ast
-from typing import Iterable, Set, Tuple
+from functools import lru_cache
+from typing import Iterable, Optional, Set, Tuple
 
+from . import manifest
 from .settings import Settings
 
 # One alternative: tokens that must all occur in the text.
 Alternative = Tuple[str, ...]
 
 
-def triggers(rules: Iterable, settings: Settings) -> Tuple[Alternative, ...]:
-    """Every rule's alternatives (a plain string is a one-token alternative), plus configured names."""
-    alternatives = {(token,) for token in settings.extra_triggers}
-    for rule in rules:
-        for entry in rule.TRIGGERS:
-            alternatives.add((entry,) if isinstance(entry, str) else tuple(entry))
-    # An alternative implied by a weaker one (a superset of its tokens) adds nothing.
-    kept = [a for a in alternatives if not any(set(b) < set(a) for b in alternatives)]
+def weakest(alternatives: Iterable[Alternative]) -> Tuple[Alternative, ...]:
+    """The alternatives without those implied by a weaker one (a superset of its tokens adds nothing)."""
+    unique = set(alternatives)
+    kept = [a for a in unique if not any(set(b) < set(a) for b in unique)]
     return tuple(sorted(kept, key=lambda a: (len(a), a)))
+
+
+def triggers(rules: Iterable) -> Tuple[Alternative, ...]:
+    """Every rule's alternatives (a plain string is a one-token alternative): what manifest.TRIGGERS restates."""
+    return weakest(
+        (entry,) if isinstance(entry, str) else tuple(entry) for rule in rules for entry in rule.TRIGGERS
+    )
+
+
+@lru_cache(maxsize=16)
+def tokens(settings: Settings) -> Tuple[Alternative, ...]:
+    """The prefilter's alternatives for these settings: the rules' and the configured loader names."""
+    return weakest([*manifest.TRIGGERS, *((token,) for token in settings.extra_triggers)])
 
 
 def could_trigger(source: str, alternatives: Tuple[Alternative, ...]) -> bool:
@@ -53,3 +64,11 @@ def could_trigger_in_code(tree: ast.AST, alternatives: Tuple[Alternative, ...]) 
     """Second stage on flake8's own ast: the tokens must be parts of identifiers, not of strings."""
     text = "\n".join(identifiers(tree))
     return could_trigger(text, alternatives)
+
+
+def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None) -> bool:
+    """False when no rule can report anything in this text (raw text first, then ``tree``'s identifiers)."""
+    alternatives = tokens(settings)
+    if not could_trigger(source, alternatives):
+        return False
+    return tree is None or could_trigger_in_code(tree, alternatives)

@@ -15,17 +15,20 @@ import sys
 import tokenize
 from collections import Counter
 from dataclasses import dataclass
-from typing import BinaryIO, List, Optional, TextIO, Tuple
+from typing import TYPE_CHECKING, BinaryIO, List, Optional, TextIO, Tuple
 
 from flake8.discover_files import expand_paths
 from flake8.options.parse_args import parse_args
 from flake8.style_guide import Decision, StyleGuideManager
 
-from ..engine import STRICT_ENV, ParseFailure
+from ..errors import STRICT_ENV, ParseFailure
+from ..manifest import FIXABLE
+from ..prefilter import may_find
 from ..settings import Settings, SettingsError
-from .codemods import FIXABLE
-from .fixer import FixResult, fix_source
 from .writing import NotWritten, inside, replace_contents
+
+if TYPE_CHECKING:
+    from .fixer import FixResult
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_ERROR = 0, 1, 2
 
@@ -76,25 +79,37 @@ class FileFix:
     path: str
     before: str
     encoding: str
-    result: FixResult
+    result: Optional["FixResult"]  # None: the prefilter showed there is nothing to fix
+
+    @property
+    def changed(self) -> bool:
+        return self.result is not None and self.result.changed
+
+    @property
+    def after(self) -> str:
+        return self.before if self.result is None else self.result.source
 
     def diff(self) -> List[str]:
-        old, new = self.before.splitlines(keepends=True), self.result.source.splitlines(keepends=True)
+        old, new = self.before.splitlines(keepends=True), self.after.splitlines(keepends=True)
         return list(difflib.unified_diff(old, new, self.path, self.path))
 
     def encoded(self) -> bytes:
-        return self.result.source.encode(self.encoding)
+        return self.after.encode(self.encoding)
 
 
 def fix_file(path: str, data: bytes, view: Flake8View) -> FileFix:
     """The fix of one file's bytes, with only the codes flake8 would report for that file."""
     source, encoding = decode(data)
     codes = view.codes_for(path)
-    result = fix_source(source, view.settings, codes, honour_noqa=not view.options.disable_noqa) if codes else None
-    return FileFix(path, source, encoding, result or FixResult(source))
+    if not codes or not may_find(source, view.settings):
+        return FileFix(path, source, encoding, None)  # nothing to fix: LibCST is not even loaded
+    from .fixer import fix_source
+
+    result = fix_source(source, view.settings, codes, honour_noqa=not view.options.disable_noqa)
+    return FileFix(path, source, encoding, result)
 
 
-def _summary(path: str, result: FixResult) -> List[str]:
+def _summary(path: str, result: "FixResult") -> List[str]:
     lines = []
     if result.fixed:
         counts = Counter(fixed.code for fixed in result.fixed)
@@ -136,7 +151,7 @@ def _fix_one(path: str, root: str, view: Flake8View, diff: bool, out: BinaryIO, 
             raise
         print(f"{name}: internal error, file left unchanged: {type(exc).__name__}: {exc}", file=err)
         status = EXIT_ERROR
-    changed = fixed is not None and fixed.result.changed
+    changed = fixed is not None and fixed.changed
     if diff:
         if changed:
             out.write("".join(fixed.diff()).encode("utf-8"))
@@ -149,7 +164,7 @@ def _fix_one(path: str, root: str, view: Flake8View, diff: bool, out: BinaryIO, 
         except NotWritten as exc:
             print(f"{name}: {exc}", file=err)
             return EXIT_ERROR
-    if fixed is not None:
+    if fixed is not None and fixed.result is not None:
         for line in _summary(name, fixed.result):
             print(line, file=report)
     return status
