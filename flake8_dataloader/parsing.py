@@ -59,15 +59,25 @@ def nesting_depths(tree: ast.AST) -> Tuple[int, int]:
     and of statements (an `elif` is a statement inside the previous branch) in the tree."""
     deepest_expression = deepest_statement = 0
     stack: List[Tuple[ast.AST, int, int]] = [(tree, 0, 0)]
+    push, pop, node_type = stack.append, stack.pop, ast.AST  # a hot loop: every node of every file
     while stack:
-        node, expression, statement = stack.pop()
+        node, expression, statement = pop()
         if isinstance(node, ast.expr):
             expression += len(node.values) - 1 if isinstance(node, ast.BoolOp) else 1
-            deepest_expression = max(deepest_expression, expression)
+            if expression > deepest_expression:
+                deepest_expression = expression
         elif isinstance(node, ast.stmt):
             expression, statement = 0, statement + 1
-            deepest_statement = max(deepest_statement, statement)
-        stack.extend((child, expression, statement) for child in ast.iter_child_nodes(node))
+            if statement > deepest_statement:
+                deepest_statement = statement
+        for field in node._fields:  # ast.iter_child_nodes without its generator
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_type):
+                        push((item, expression, statement))
+            elif isinstance(value, node_type):
+                push((value, expression, statement))
     return deepest_expression, deepest_statement
 
 

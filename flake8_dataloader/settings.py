@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import FrozenSet, Iterable
+from typing import FrozenSet, Iterable, NamedTuple
 
 from .facts.constants import DEFAULT_LOADER_NAMES
 
@@ -14,11 +13,10 @@ class SettingsError(ValueError):
     """An option value that cannot be used."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclasses, and start-up counts
     loader_names: FrozenSet[str] = DEFAULT_LOADER_NAMES
     start_method: str = "auto"
-    extra_triggers: FrozenSet[str] = field(default_factory=frozenset)
+    extra_triggers: FrozenSet[str] = frozenset()
 
     @classmethod
     def build(cls, names: Iterable[str] = (), start_method: str = "auto") -> "Settings":

@@ -6,6 +6,7 @@ import argparse
 import datetime
 import os
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -21,10 +22,13 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
         description="Measure what each flake8-dataloader finding costs on this machine.",
     )
     parser.add_argument("--rule", action="append", metavar="DLnnn", help="only scenarios of this rule (repeatable)")
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (the whole CPU run in about a minute)")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny sizes: the whole CPU run in under a minute on 2 cores (noisier numbers)")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="where tensors live: auto (CUDA when present, the default), cpu or cuda")
     parser.add_argument("--workers", type=_positive, default=2, metavar="N", help="worker processes (default 2)")
-    parser.add_argument("--epochs", type=_positive, metavar="N", help="epochs of the timing scenarios")
+    parser.add_argument("--epochs", type=_at_least_two, metavar="N",
+                        help="epochs of the timing scenarios, at least 2 (medians are over epochs 2..N)")
     parser.add_argument("--start-method", choices=("fork", "spawn", "forkserver"),
                         help="multiprocessing context of the loaders (default: the platform's)")
     parser.add_argument("--dataset", metavar="MODULE:FACTORY", help="also time your own dataset, persistent vs not")
@@ -36,11 +40,39 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+def _at_least(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}")
+        return value
+
+    return parse
+
+
+_positive = _at_least(1)
+_at_least_two = _at_least(2)
+PLOT_FORMATS = (".png", ".svg", ".pdf")
+
+
+def output_problem(args: argparse.Namespace) -> Optional[str]:
+    """Why --json or --plot cannot be written, checked before any scenario runs."""
+    for option, path in (("--json", args.json), ("--plot", args.plot)):
+        if path is None or path == "-" and option == "--json":
+            continue
+        directory = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path):
+            return f"{option} {path}: is a directory"
+        if not os.path.isdir(directory):
+            return f"{option} {path}: no directory {directory}"
+        if not os.access(directory, os.W_OK):
+            return f"{option} {path}: {directory} is not writable"
+    if args.plot and os.path.splitext(args.plot)[1].lower() not in PLOT_FORMATS:
+        return f"--plot {args.plot}: the file name must end in {', '.join(PLOT_FORMATS)}"
+    return None
 
 
 class Terminated(Exception):
@@ -58,6 +90,9 @@ def _fail(message: str) -> int:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
+    problem = output_problem(args)
+    if problem is not None:
+        return _fail(problem)
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -83,6 +118,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             return _fail("--plot needs matplotlib: pip install 'flake8-dataloader[plot]'")
+        if not any(s.name == "epoch-timing" for s in scenarios):
+            print("runtime_checks: note: --plot draws the epoch timing (DL401/DL402), which the selected rules "
+                  "do not run: no plot will be written", file=sys.stderr)
 
     probe = run_forked(lambda: _probe(args), 120)
     if probe.get("status") != "ok":
@@ -153,11 +191,13 @@ def _machine(device: str) -> Dict:
 def _report(results: List[Dict], machine: Dict, opts, args) -> int:
     from .report import plot, table, timing_table, write_json
 
-    print(table(results))
+    # With --json -, stdout carries the JSON document alone: the tables go to stderr.
+    tables = sys.stderr if args.json == "-" else sys.stdout
+    print(table(results, shutil.get_terminal_size().columns), file=tables)
     timing = next((r for r in results if r["name"] == "epoch-timing" and r["status"] == "ok"), None)
     if timing is not None:
-        print()
-        print(timing_table(timing))
+        print(file=tables)
+        print(timing_table(timing), file=tables)
     payload = {
         "schema": 1,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
@@ -171,7 +211,7 @@ def _report(results: List[Dict], machine: Dict, opts, args) -> int:
     if args.json:
         write_json(payload, args.json)
     if args.plot and timing is not None:
-        plot(timing, args.plot)
+        plot(timing, args.plot, quick=opts.quick)
         print(f"plot written to {args.plot}", file=sys.stderr)
     for r in results:
         if r["status"] == "error" and r.get("traceback"):

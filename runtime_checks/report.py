@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Dict, List
 
 STATUS_MARK = {"ok": "ok", "failed": "FAILED", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "skipped"}
 
 
-def table(results: List[Dict]) -> str:
+def table(results: List[Dict], width: int = 100) -> str:
+    """One row per scenario; the result column wraps to fit ``width`` columns (never below 30)."""
     rows = [("rules", "scenario", "status", "time", "result")]
     for r in results:
         rows.append((",".join(r["rules"]), r["name"], STATUS_MARK.get(r["status"], r["status"]),
                      f"{r.get('seconds', 0):.1f}s", r.get("summary", "")))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    indent = sum(widths) + 2 * len(widths)
+    room = max(30, width - indent - 1)
     lines = []
     for index, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4])
+        wrapped = textwrap.wrap(row[4], room, break_on_hyphens=False) or [""]
+        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + wrapped[0])
+        lines.extend(" " * indent + more for more in wrapped[1:])
         if index == 0:
             lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 6)
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def timing_table(result: Dict) -> str:
@@ -53,28 +59,56 @@ def write_json(payload: Dict, path: str) -> None:
             handle.write(text + "\n")
 
 
-def plot(result: Dict, path: str) -> None:
+def seconds_label(value: float, _position=None) -> str:
+    """A tick label a person reads: 5 ms, 250 ms, 1.5 s, 4 s."""
+    if value <= 0:
+        return "0"
+    if value < 1:
+        return f"{value * 1000:.3g} ms"
+    return f"{value:.3g} s"
+
+
+def plot(result: Dict, path: str, quick: bool = False) -> None:
+    """Per-epoch values of each configuration, and their median with IQR whiskers (epochs 2..N)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    from .stats import quantile
 
     per_epoch = result["metrics"]["per_epoch"]
-    keys = (("first_batch_s", "first-batch latency (s)"), ("epoch_s", "epoch time (s)"),
-            ("data_wait_s", "time waiting for data (s)"))
-    figure, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    keys = (("first_batch_s", "first-batch latency"), ("epoch_s", "epoch time"),
+            ("data_wait_s", "time waiting for data"))
+    figure, axes = plt.subplots(1, 3, figsize=(15, 4.6))
     for axis, (key, label) in zip(axes, keys):
-        for config, records in per_epoch.items():
-            axis.plot([r["epoch"] for r in records], [r[key] for r in records], marker="o", label=config)
-        axis.set_xlabel("epoch")
+        values = [r[key] for records in per_epoch.values() for r in records if r[key] > 0]
+        last_epoch = max(r["epoch"] for records in per_epoch.values() for r in records)
+        for offset, (config, records) in enumerate(per_epoch.items()):
+            line, = axis.plot([r["epoch"] for r in records], [r[key] for r in records], marker="o", alpha=0.6,
+                              label=config)
+            later = [r[key] for r in records if r["epoch"] >= 2] or [r[key] for r in records]
+            median, low, high = quantile(later, 0.5), quantile(later, 0.25), quantile(later, 0.75)
+            x = last_epoch + 0.7 + 0.25 * offset
+            axis.errorbar([x], [median], yerr=[[median - low], [high - median]], fmt="s", color=line.get_color(),
+                          capsize=4, markersize=6)
+        axis.set_xlabel("epoch (squares: median and IQR of epochs 2..N)")
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-        axis.set_ylabel(label)
-        axis.set_yscale("log")
+        axis.set_title(label)
+        if values and max(values) / min(values) > 10:
+            axis.set_yscale("log")  # configurations an order of magnitude apart (spawn)
+        else:
+            axis.set_ylim(bottom=0)
+        axis.yaxis.set_major_formatter(FuncFormatter(seconds_label))
+        axis.yaxis.set_minor_formatter(FuncFormatter(lambda value, position: ""))
         axis.grid(True, alpha=0.3)
     axes[0].legend()
-    figure.suptitle(f"DataLoader workers: rebuilt vs built once vs persistent "
-                    f"({result['metrics']['workers']} workers, {result['metrics']['start_method']})")
+    title = (f"DataLoader workers: rebuilt vs built once vs persistent "
+             f"({result['metrics']['workers']} workers, {result['metrics']['start_method']})")
+    if quick:
+        title += "\n--quick run: tiny sizes, few epochs; the numbers are noisy"
+    figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)

@@ -512,3 +512,35 @@ def test_fixes_that_pass_alone_but_not_together_join_one_by_one():
         (12, "DL404", "the finding would remain after the fix")
     ]
     assert not fix(result.source).changed
+
+
+def _long_lines(text, limit):
+    return {line for line in without_expectations(text).split("\n") if len(line) > limit}
+
+
+@pytest.mark.parametrize("path", ORIGINALS, ids=[str(p.relative_to(FIXTURES)) for p in ORIGINALS])
+def test_no_fix_adds_a_line_past_max_line_length(path):
+    source = path.read_text(encoding="utf-8")
+    result = fix_source(source, settings_from_argv(option_args(source)), max_line_length=79)
+    assert _long_lines(result.source, 79) <= _long_lines(source, 79)
+    again = fix_source(result.source, settings_from_argv(option_args(source)), max_line_length=79)
+    assert again.source == result.source
+
+
+def test_a_call_lengthened_past_the_limit_gets_one_argument_per_line():
+    source = HEADER + (
+        "def train(args, dataset):\n"
+        "    loader = DataLoader(dataset, batch_size=args.batch_size, num_workers=args.workers)  # keep me\n"
+        + EPOCHS
+    )
+    assert fix(source, max_line_length=79).source == HEADER + (
+        "def train(args, dataset):\n"
+        "    loader = DataLoader(\n"
+        "        dataset,\n"
+        "        batch_size=args.batch_size,\n"
+        "        num_workers=args.workers,\n"
+        "        persistent_workers=args.workers > 0,\n"
+        "    )  # keep me\n"
+        + EPOCHS
+    )
+    assert fix(source, max_line_length=140).source.count("\n") == source.count("\n")  # fits: one line as before

@@ -105,7 +105,10 @@ def fix_file(path: str, data: bytes, view: Flake8View) -> FileFix:
         return FileFix(path, source, encoding, None)  # nothing to fix: LibCST is not even loaded
     from .fixer import fix_source
 
-    result = fix_source(source, view.settings, codes, honour_noqa=not view.options.disable_noqa)
+    result = fix_source(
+        source, view.settings, codes, honour_noqa=not view.options.disable_noqa,
+        max_line_length=view.options.max_line_length,
+    )
     return FileFix(path, source, encoding, result)
 
 

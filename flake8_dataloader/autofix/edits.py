@@ -173,19 +173,87 @@ def combined(plans) -> Plan:
 
 
 class _Apply(cst.CSTTransformer):
-    def __init__(self, plan: Plan) -> None:
+    """Applies a plan; an edited call whose line now passes ``max_line_length`` gets one argument per line."""
+
+    def __init__(self, plan: Plan, module: cst.Module, max_line_length: Optional[int]) -> None:
         super().__init__()
         self.plan = plan
+        self.module = module
+        self.max_line_length = max_line_length
+        self.indents: List[str] = [""]
+        self.edited: List[cst.Call] = []  # edited calls of the statement line being left
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.indents.append(self.indents[-1] + (node.indent if node.indent is not None else self.module.default_indent))
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        self.indents.pop()
+        return updated_node
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.edited = []
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        edited, self.edited = self.edited, []
+        if self.max_line_length is None or not edited:
+            return updated_node
+        # Rendered alone, every line of the statement lacks the block's indentation.
+        text = self.module.code_for_node(updated_node.with_changes(leading_lines=[]))
+        too_long: Dict[int, str] = {}  # id of an edited call -> its line's indentation inside the statement
+        for call in edited:
+            code = self.module.code_for_node(call)
+            position = text.find(code)
+            if "\n" in code or position < 0:
+                continue  # already over several lines
+            start = text.rfind("\n", 0, position) + 1
+            end = text.find("\n", position)
+            line = text[start:end if end >= 0 else len(text)]
+            if len(self.indents[-1]) + len(line) > self.max_line_length:
+                too_long[id(call)] = line[: len(line) - len(line.lstrip())] if start else ""
+        if not too_long:
+            return updated_node
+        return updated_node.visit(_OnePerLine(too_long, self.module.default_indent))
 
     def on_leave(self, original_node, updated_node):
         updated = super().on_leave(original_node, updated_node)
         call_edit = self.plan.calls.get(original_node)
         if call_edit is not None:
             updated = call_edit(updated)
+            if call_edit.append or call_edit.values:
+                self.edited.append(updated)
         statement_edit = self.plan.statements.get(original_node)
         if statement_edit is not None:
             updated = statement_edit(updated)
         return updated
+
+
+class _OnePerLine(cst.CSTTransformer):
+    """The arguments of the given (single-line) calls, one per line, closing bracket on its own line."""
+
+    def __init__(self, targets: Dict[int, str], step: str) -> None:
+        super().__init__()
+        self.targets = targets  # id of a call -> the indentation of its line beyond the block's
+        self.step = step
+
+    def leave_Call(self, original_node, updated_node):
+        extra = self.targets.get(id(original_node))
+        if extra is None or not updated_node.args:
+            return updated_node
+        # indent=True: LibCST writes the block's indentation first; last_line adds to it.
+        inner = cst.ParenthesizedWhitespace(
+            first_line=cst.TrailingWhitespace(), indent=True, last_line=cst.SimpleWhitespace(extra + self.step)
+        )
+        closing = cst.ParenthesizedWhitespace(
+            first_line=cst.TrailingWhitespace(), indent=True, last_line=cst.SimpleWhitespace(extra)
+        )
+        args = [
+            arg.with_changes(
+                comma=cst.Comma(whitespace_after=inner if i < len(updated_node.args) - 1 else closing),
+                whitespace_after_arg=cst.SimpleWhitespace(""),
+            )
+            for i, arg in enumerate(updated_node.args)
+        ]
+        return updated_node.with_changes(whitespace_before_args=inner, args=args)
 
 
 class _DropImports(cst.CSTTransformer):
@@ -248,8 +316,9 @@ def _used_names(module: cst.Module) -> Set[str]:
     return {node.value for node in walk([module], lambda n: isinstance(n, imports)) if isinstance(node, cst.Name)}
 
 
-def apply(module: cst.Module, plan: Plan) -> cst.Module:
-    fixed = module.visit(_Apply(plan))
+def apply(module: cst.Module, plan: Plan, max_line_length: Optional[int] = None) -> cst.Module:
+    """The module with the plan applied; with ``max_line_length``, calls the plan lengthened past it wrap."""
+    fixed = module.visit(_Apply(plan, module, max_line_length))
     unused = plan.maybe_unused - _used_names(fixed)
     if unused:
         fixed = fixed.visit(_DropImports(unused))

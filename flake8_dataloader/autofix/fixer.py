@@ -96,16 +96,17 @@ class _Check:
 class _Checker:
     """Lints a fixed text and says what is wrong with it, if anything."""
 
-    def __init__(self, analysis: Analysis, source: str, settings: Settings) -> None:
+    def __init__(self, analysis: Analysis, source: str, settings: Settings, max_line_length: Optional[int]) -> None:
         self.module = analysis.module
         self.before = Counter(f.code for f in analysis.findings)
         self.settings = settings
+        self.max_line_length = max_line_length
         self.compiles = compiles(source)
 
     def check(self, candidates: List["_Candidate"]) -> _Check:
         plan, fixed_codes = combined(c.outcome for c in candidates), _codes(*candidates)
         try:
-            text = apply(self.module, plan).code
+            text = apply(self.module, plan, self.max_line_length).code
         except Exception as exc:  # our bug: the finding stays, the other fixes go ahead
             if os.environ.get(STRICT_ENV):
                 raise
@@ -135,11 +136,16 @@ def compiles(source: str) -> bool:
 
 
 def fix_source(
-    source: str, settings: Settings = DEFAULT_SETTINGS, codes: Collection[str] = FIXABLE, honour_noqa: bool = True
+    source: str,
+    settings: Settings = DEFAULT_SETTINGS,
+    codes: Collection[str] = FIXABLE,
+    honour_noqa: bool = True,
+    max_line_length: Optional[int] = None,
 ) -> FixResult:
     """The text with every safe fix of ``codes`` applied. Raises ParseFailure.
 
     Like flake8, a `# noqa` on the reported line and a `# flake8: noqa` line keep a finding.
+    With ``max_line_length`` (flake8's), a call a fix lengthens past it gets one argument per line.
     """
     result = FixResult(source)
     if honour_noqa and defaults.NOQA_FILE.search(source):
@@ -148,7 +154,7 @@ def fix_source(
     for _ in range(MAX_ROUNDS):
         if analysis is None:
             return result
-        checker = _Checker(analysis, result.source, settings)
+        checker = _Checker(analysis, result.source, settings, max_line_length)
         plans: List[_Candidate] = []
         result.left = []
         for candidate in _candidates(analysis, result.source, codes, honour_noqa):

@@ -18,7 +18,9 @@ def drop_last_deadlock(opts: Options) -> dict:
     verdict = "refuted" if result.get("ran") else "confirmed"
     return {
         "status": "ok",
-        "summary": f"{verdict}: {epochs} epochs with a partial last batch finished without a hang",
+        "summary": f"claim in circulation about persistent workers, \"they need drop_last=True or a worker "
+                   f"deadlocks on the partial last batch\": {verdict}, {epochs} epochs with a partial last batch "
+                   "finished without a hang",
         "metrics": {"epochs": epochs, "outcome": result, "verdict": verdict},
     }
 
@@ -33,8 +35,10 @@ def cannot_reenter(opts: Options) -> dict:
     verdict = "confirmed" if "re-enter" in raised else "refuted"
     return {
         "status": "ok",
-        "summary": f"{verdict}: no error raised; samples per epoch {counts} (silently empty instead)"
-        if verdict == "refuted" else f"confirmed: {raised}",
+        "summary": "claim in circulation about persistent workers, \"an IterableDataset fails with "
+                   f"'cannot re-enter'\": {verdict}, "
+                   + (f"no error raised; samples per epoch {counts} (silently empty instead)"
+                      if verdict == "refuted" else raised),
         "metrics": {"samples_per_epoch": counts, "outcome": result, "verdict": verdict},
     }
 
