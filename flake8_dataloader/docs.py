@@ -93,20 +93,22 @@ def render(rule, results: List[dict]) -> str:
     return "\n".join(parts)
 
 
-def generate(root: Path) -> Dict[Path, str]:
+def generate(root: Path, output: Optional[Path] = None) -> Dict[Path, str]:
+    """Every rule page and the index, by path (under ``output``, else ROOT/docs/rules)."""
     results = load_results(root / "docs" / "results")
-    pages = {root / "docs" / "rules" / f"{rule.CODE}.md": render(rule, results) for rule in RULES}
+    pages_dir = output if output is not None else root / "docs" / "rules"
+    pages = {pages_dir / f"{rule.CODE}.md": render(rule, results) for rule in RULES}
     index = ["# Rules", "", "| code | name | default |", "|---|---|---|"]
     for rule in RULES:
         state = "off" if rule.DEFAULT_OFF else "on"
         index.append(f"| [{rule.CODE}]({rule.CODE}.md) | {rule.NAME} | {state} |")
-    pages[root / "docs" / "rules" / "README.md"] = "\n".join(index) + "\n"
+    pages[pages_dir / "README.md"] = "\n".join(index) + "\n"
     return pages
 
 
-def write(root: Path) -> List[Path]:
+def write(root: Path, output: Optional[Path] = None) -> List[Path]:
     written = []
-    for path, text in generate(root).items():
+    for path, text in generate(root, output).items():
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")

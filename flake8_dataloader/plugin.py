@@ -8,6 +8,7 @@ a file that passes it loads the engine (LibCST, the facts, the rules).
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Iterator, List, Tuple, Type
 
 from . import __version__, manifest
@@ -47,8 +48,9 @@ class DataLoaderChecker:
     def parse_options(cls, options: argparse.Namespace) -> None:
         try:
             cls.settings = Settings.build(options.dataloader_names, options.dataloader_start_method)
-        except SettingsError as exc:
-            raise SystemExit(f"flake8: error: {exc}") from None
+        except SettingsError as exc:  # a value from a config file: the command line's line and exit status
+            print(f"flake8: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["DataLoaderChecker"]]]:
         source = "".join(self.lines)

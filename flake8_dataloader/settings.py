@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import FrozenSet, Iterable, NamedTuple
 
 from .facts.constants import DEFAULT_LOADER_NAMES
 
 START_METHODS = ("auto", "spawn", "forkserver", "fork")
+
+
+def invalid_choice(option: str, value: str, choices) -> str:
+    """argparse's own words for a value outside ``choices``, as the command line would print them."""
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    parser.add_argument(option, choices=choices)
+    try:
+        parser.parse_args([f"{option}={value}"])
+    except argparse.ArgumentError as exc:
+        return str(exc)
+    return f"argument {option}: invalid choice: {value!r}"
 
 
 class SettingsError(ValueError):
@@ -28,13 +40,11 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
             parts = name.split(".")
             if not all(part.isidentifier() for part in parts):
                 raise SettingsError(
-                    f"--dataloader-names: {name!r} is not a dotted Python name (e.g. mypkg.data.Loader)"
+                    f"argument --dataloader-names: {name!r} is not a dotted Python name (e.g. mypkg.data.Loader)"
                 )
             extra.append(name)
         if start_method not in START_METHODS:
-            raise SettingsError(
-                f"--dataloader-start-method: {start_method!r} is not one of {', '.join(START_METHODS)}"
-            )
+            raise SettingsError(invalid_choice("--dataloader-start-method", start_method, START_METHODS))
         return cls(
             loader_names=DEFAULT_LOADER_NAMES | frozenset(extra),
             start_method=start_method,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import os
 import shlex
 import shutil
@@ -13,7 +14,12 @@ import time
 from typing import Dict, List, Optional
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-INSTALL_HINT = "runtime_checks needs torch: pip install 'flake8-dataloader[runtime]' (or pip install torch)"
+# What the runtime extra brings; each missing one is a one-line hint, never a traceback.
+REQUIRED_MODULES = ("numpy", "torch")  # numpy first: torch warns when it is missing
+
+
+def install_hint(module: str) -> str:
+    return f"runtime_checks needs {module}: pip install 'flake8-dataloader[runtime]' (or pip install {module})"
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -93,11 +99,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     problem = output_problem(args)
     if problem is not None:
         return _fail(problem)
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        print(INSTALL_HINT, file=sys.stderr)
-        return EXIT_USAGE
+    for module in REQUIRED_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            print(install_hint(module), file=sys.stderr)
+            return EXIT_USAGE
     from .measure import run_forked
     from .scenarios import Options, Scenario, registry
 

@@ -74,7 +74,7 @@ def plot(result: Dict, path: str, quick: bool = False) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     from .stats import quantile
 
@@ -84,7 +84,8 @@ def plot(result: Dict, path: str, quick: bool = False) -> None:
     figure, axes = plt.subplots(1, 3, figsize=(15, 4.6))
     for axis, (key, label) in zip(axes, keys):
         values = [r[key] for records in per_epoch.values() for r in records if r[key] > 0]
-        last_epoch = max(r["epoch"] for records in per_epoch.values() for r in records)
+        epochs = sorted({r["epoch"] for records in per_epoch.values() for r in records})
+        last_epoch = epochs[-1]
         for offset, (config, records) in enumerate(per_epoch.items()):
             line, = axis.plot([r["epoch"] for r in records], [r[key] for r in records], marker="o", alpha=0.6,
                               label=config)
@@ -93,17 +94,19 @@ def plot(result: Dict, path: str, quick: bool = False) -> None:
             x = last_epoch + 0.7 + 0.25 * offset
             axis.errorbar([x], [median], yerr=[[median - low], [high - median]], fmt="s", color=line.get_color(),
                           capsize=4, markersize=6)
-        axis.set_xlabel("epoch (squares: median and IQR of epochs 2..N)")
-        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axis.set_xlabel("epoch")
+        summary_x = last_epoch + 0.7 + 0.25 * (len(per_epoch) - 1) / 2
+        axis.set_xticks([*epochs, summary_x], [*map(str, epochs), "median\n[IQR]"])
         axis.set_title(label)
         if values and max(values) / min(values) > 10:
             axis.set_yscale("log")  # configurations an order of magnitude apart (spawn)
+            axis.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            axis.yaxis.set_minor_formatter(NullFormatter())
         else:
             axis.set_ylim(bottom=0)
         axis.yaxis.set_major_formatter(FuncFormatter(seconds_label))
-        axis.yaxis.set_minor_formatter(FuncFormatter(lambda value, position: ""))
         axis.grid(True, alpha=0.3)
-    axes[0].legend()
+    axes[0].legend(loc="best", fontsize="small")
     title = (f"DataLoader workers: rebuilt vs built once vs persistent "
              f"({result['metrics']['workers']} workers, {result['metrics']['start_method']})")
     if quick:

@@ -9,7 +9,7 @@ BAD = (
     "\n"
     "def train(dataset):\n"
     "    probe = DataLoader(dataset, batch_size=4, persistent_workers=True)\n"
-    "    loader = DataLoader(dataset, batch_size=4, num_workers=2)\n"
+    "    loader = DataLoader(dataset, num_workers=2)\n"
     "    for epoch in range(3):\n"
     "        for batch in loader:\n"
     "            pass\n"
@@ -34,7 +34,7 @@ def test_diff_then_fix_then_nothing_left(tmp_path):
     assert diff.returncode == 1, diff.stderr
     assert diff.stdout.startswith("--- train.py\n+++ train.py\n")
     assert "-    probe = DataLoader(dataset, batch_size=4, persistent_workers=True)\n" in diff.stdout
-    assert "+    loader = DataLoader(dataset, batch_size=4, num_workers=2, persistent_workers=True)\n" in diff.stdout
+    assert "+    loader = DataLoader(dataset, num_workers=2, persistent_workers=True)\n" in diff.stdout
     assert diff.stderr == "train.py: fixed DL101 x1, DL402 x1\n"
     assert script.read_text() == BAD, "--diff writes nothing"
 
@@ -45,6 +45,25 @@ def test_diff_then_fix_then_nothing_left(tmp_path):
 
     again = fix("--isolated", "--diff", "train.py", cwd=tmp_path)
     assert (again.returncode, again.stdout, again.stderr) == (0, "", "")
+
+
+def test_max_line_length_from_flake8_decides_the_layout(tmp_path):
+    long = BAD.replace("num_workers=2)", "num_workers=2, pin_memory=True, drop_last=True)")
+    (tmp_path / "train.py").write_text(long)
+    assert fix("--isolated", "train.py", cwd=tmp_path).returncode == 0
+    assert "        persistent_workers=True,\n    )\n" in (tmp_path / "train.py").read_text()
+    (tmp_path / "train.py").write_text(long)
+    assert fix("--isolated", "--max-line-length=120", "train.py", cwd=tmp_path).returncode == 0
+    assert "drop_last=True, persistent_workers=True)\n" in (tmp_path / "train.py").read_text()
+
+
+def test_unknown_options_get_the_fix_commands_usage(tmp_path):
+    result = fix("--bogus", ".", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == (
+        "usage: python -m flake8_dataloader fix [-h] [--diff]\n"
+        "python -m flake8_dataloader fix: error: unrecognized arguments: --bogus\n"
+    )
 
 
 def test_flake8_config_decides_what_is_fixed(tmp_path):

@@ -319,3 +319,56 @@ def test_a_user_dataset_that_breaks_fails_its_scenario_only(tmp_path, getitem, l
     scenarios = {s["name"]: s for s in json.loads(out.read_text())["scenarios"]}
     assert {name: s["status"] for name, s in scenarios.items()} == {"sampler-set-epoch": "ok", "user-dataset": "failed"}
     assert scenarios["user-dataset"]["summary"] == f"brokendata:make: loading failed: {last_line}"
+
+
+def test_json_to_stdout_is_one_json_document_and_the_table_goes_to_stderr():
+    result = tool("--quick", "--device", "cpu", "--rule", "DL405", "--json", "-")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert [s["name"] for s in payload["scenarios"]] == ["sampler-set-epoch"]
+    assert "rules  scenario" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--json", "/missing/dir/x.json"], "--json /missing/dir/x.json: no directory /missing/dir"),
+        (["--plot", "timing.txt"], "--plot timing.txt: the file name must end in .png, .svg, .pdf"),
+        (["--plot", "/missing/dir/t.png"], "--plot /missing/dir/t.png: no directory /missing/dir"),
+    ],
+)
+def test_unwritable_outputs_are_refused_before_any_scenario_runs(args, message):
+    result = tool("--quick", "--rule", "DL405", *args)
+    assert result.returncode == 2
+    assert result.stderr == f"runtime_checks: error: {message}\n"
+    assert result.stdout == ""
+
+
+def test_fewer_than_two_epochs_are_refused():
+    result = tool("--epochs", "1", "--list")
+    assert result.returncode == 2
+    assert "argument --epochs: must be at least 2" in result.stderr
+
+
+def test_plot_for_rules_without_timing_says_so(tmp_path):
+    png = tmp_path / "t.png"
+    result = tool("--quick", "--device", "cpu", "--rule", "DL405", "--plot", str(png))
+    assert result.returncode == 0, result.stderr
+    assert "--plot draws the epoch timing (DL401/DL402), which the selected rules do not run" in result.stderr
+    assert not png.exists()
+
+
+def test_table_wraps_the_result_column_to_the_terminal_width():
+    from runtime_checks.report import table
+
+    row = {"rules": ["DL402"], "name": "epoch-timing", "status": "ok", "seconds": 1.0, "summary": "word " * 40}
+    lines = table([row], width=80).splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert len(lines) > 3 and lines[3].startswith(" " * 20)
+    assert " ".join(" ".join(lines[2:]).split()).endswith("word word")
+
+
+def test_plot_ticks_read_as_seconds():
+    from runtime_checks.report import seconds_label
+
+    assert [seconds_label(v) for v in (0, 0.005, 0.25, 1.5, 4)] == ["0", "5 ms", "250 ms", "1.5 s", "4 s"]

@@ -8,6 +8,7 @@ Options other than the fix command's own are flake8's, read as flake8 reads them
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import io
 import os
@@ -185,16 +186,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     )
     parser.add_argument("--diff", action="store_true", help="write nothing; print a unified diff of the fixes")
     ours, flake8_argv = parser.parse_known_args(argv)
+    captured = io.StringIO()
     try:
-        view = Flake8View(flake8_argv)
+        with contextlib.redirect_stderr(captured):
+            view = Flake8View(flake8_argv)
     except SettingsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except SystemExit as exc:  # the plugin's own option check, run by flake8's parser
-        if not isinstance(exc.code, str):
-            raise
-        print(exc.code, file=sys.stderr)
+    except SystemExit:  # flake8's parser (or the plugin's option check) refused an option
+        error = captured.getvalue().strip().splitlines()[-1:] or ["an option was refused"]
+        if "unrecognized arguments" in error[0]:
+            parser.print_usage(sys.stderr)
+        print(error[0].replace("flake8: error:", f"{parser.prog}: error:"), file=sys.stderr)
         return EXIT_ERROR
+    sys.stderr.write(captured.getvalue())  # flake8's warnings, if any
     status = EXIT_OK
     for path, root in view.files():
         status = max(status, _fix_one(path, root, view, ours.diff, sys.stdout.buffer, sys.stderr))
