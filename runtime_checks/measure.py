@@ -19,10 +19,24 @@ from typing import Callable, Dict, Optional
 
 
 def kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """SIGKILL the process group ``pgid`` and its leader (which may not have called setsid yet)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _reap(pid: int, patience: float = 10.0) -> None:
+    """Wait for a killed child without ever blocking for good (an interrupt must end the tool)."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.01)
 
 
 def _error_result(exc: BaseException) -> Dict:
@@ -80,7 +94,7 @@ def _collect(pid: int, read_fd: int, timeout: float) -> Dict:
                 break  # a process outside the group (setsid) still holds it
             if reaped_at is None and time.monotonic() > deadline:
                 kill_group(pid)
-                os.waitpid(pid, 0)
+                _reap(pid)
                 reaped_at = time.monotonic()
                 return {"status": "timeout", "summary": f"stopped after {timeout:.0f} s"}
             time.sleep(0.01)
@@ -88,7 +102,7 @@ def _collect(pid: int, read_fd: int, timeout: float) -> Dict:
         os.close(read_fd)
         kill_group(pid)  # leftover workers of the scenario die with its group
         if reaped_at is None:
-            os.waitpid(pid, 0)
+            _reap(pid)
     data = b"".join(chunks).decode(errors="replace")
     if not data:
         return {"status": "error", "summary": "scenario process died without a result"}

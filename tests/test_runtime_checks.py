@@ -267,7 +267,13 @@ class _Started:
 
     def stop_with(self, signum):
         self.proc.send_signal(signum)
-        self.proc.wait(timeout=60)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            alive = _tagged_processes(self.tag)
+            self.proc.kill()
+            raise AssertionError(f"still running 60 s after signal {signum}; tagged processes {alive}:\n"
+                                 f"{self.stderr}") from None
         self.reader.join(timeout=10)
         return self.proc.returncode
 
