@@ -239,6 +239,9 @@ class _Started:
             # The hang lasts 120 s here, so a slow start on a busy machine cannot end it first.
             [sys.executable, "-m", "runtime_checks", "--selftest-hang=120", "--quick", "--rule", "DL405"],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            # A shell that starts a job in the background (CI, `cmd &`) leaves SIGINT ignored, and an
+            # ignored SIGINT is inherited: give the tool the disposition an interactive terminal would.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         self.lines = []
         # Character by character: the progress line has no newline until the scenario ends.
