@@ -200,7 +200,8 @@ def _report(results: List[Dict], machine: Dict, opts, args) -> int:
 
     # With --json -, stdout carries the JSON document alone: the tables go to stderr.
     tables = sys.stderr if args.json == "-" else sys.stdout
-    print(table(results, shutil.get_terminal_size().columns), file=tables)
+    # The terminal's width; piped into a file or another program, lines are not wrapped.
+    print(table(results, shutil.get_terminal_size(fallback=(10_000, 24)).columns), file=tables)
     timing = next((r for r in results if r["name"] == "epoch-timing" and r["status"] == "ok"), None)
     if timing is not None:
         print(file=tables)
