@@ -9,12 +9,12 @@ other than a few builtins that only read.
 
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import Iterator, List, Optional, Set
 
 import libcst as cst
 
 from .model import IterationSite, LoaderSite, LoopInfo
-from .resolve import Scope, resolve
+from .resolve import Scope, resolve, source_of
 
 # Calls that only read what they are given.
 READ_ONLY_BUILTINS = frozenset(
@@ -37,13 +37,9 @@ def same_reference(a, b, scope_a: Scope, scope_b: Scope) -> bool:
     if isinstance(a, cst.Name) and isinstance(b, cst.Name):
         return a.value == b.value and scope_a.lookup(a.value) is scope_b.lookup(b.value)
     if isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
-        text_a, text_b = _text(a), _text(b)
+        text_a, text_b = source_of(a), source_of(b)
         return text_a == text_b and text_a.startswith("self.")
     return False
-
-
-def _text(node: cst.CSTNode) -> str:
-    return " ".join(cst.Module(body=[]).code_for_node(node).split())
 
 
 class DatasetReferences:
@@ -71,6 +67,16 @@ def repeating_loops(site: LoaderSite, it: IterationSite) -> Set[LoopInfo]:
     return {loop for loop in it.loops if loop not in site.ctx.loops}
 
 
+def assignments_into(
+    facts, references: DatasetReferences, it: IterationSite, loops: Set[LoopInfo]
+) -> Iterator[cst.CSTNode]:
+    """Attribute or item assignments into the dataset, in ``loops``, in the function of the iteration."""
+    for mutation in facts.collector.mutations:
+        ctx = mutation.ctx
+        if ctx.function is it.ctx.function and loops & set(ctx.loops) and references.denotes(mutation.base, ctx.scope):
+            yield mutation.node
+
+
 def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
     """A statement or call, inside a loop that repeats the site's iteration, that may change its dataset."""
     references = DatasetReferences(facts, site)
@@ -78,11 +84,8 @@ def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
         loops = repeating_loops(site, it)
         if not loops:
             continue
-        for mutation in facts.collector.mutations:
-            ctx = mutation.ctx
-            if ctx.function is it.ctx.function and loops & set(ctx.loops):
-                if references.denotes(mutation.base, ctx.scope):
-                    return mutation.node
+        for node in assignments_into(facts, references, it, loops):
+            return node
         for record in facts.calls_in(it.ctx.function):
             if not loops & set(record.ctx.loops):
                 continue

@@ -311,6 +311,14 @@ def can_be_none(expr: cst.BaseExpression) -> bool:
     return False
 
 
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def source_of(node: cst.CSTNode) -> str:
+    """The node's source text on one line."""
+    return " ".join(_EMPTY_MODULE.code_for_node(node).split())
+
+
 def names_in(node: cst.CSTNode) -> Set[str]:
     """Every bare name read in an expression (attribute names excluded)."""
     found: Set[str] = set()

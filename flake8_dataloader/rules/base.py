@@ -7,6 +7,8 @@ from typing import Callable, ClassVar, Iterator, Tuple
 
 import libcst as cst
 
+from ..facts.resolve import source_of  # noqa: F401 - the rules' one spelling of "the node as written"
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -49,14 +51,6 @@ class Rule:
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
         raise NotImplementedError
-
-
-_EMPTY_MODULE = cst.Module(body=[])
-
-
-def source_of(node: cst.CSTNode) -> str:
-    """The node's source text on one line."""
-    return " ".join(_EMPTY_MODULE.code_for_node(node).split())
 
 
 def show(argument) -> str:

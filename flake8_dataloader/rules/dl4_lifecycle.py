@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..facts import constants as C
 from ..facts.model import LoaderSite, LoopInfo
-from ..facts.mutation import DatasetReferences, dataset_change_in_loop
+from ..facts.mutation import DatasetReferences, assignments_into, dataset_change_in_loop
 from ..facts.model import Known
 from ..facts.resolve import evaluate, follow_single_binding, names_in, qualname_in
 from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
@@ -329,12 +329,8 @@ class StaleDatasetInPersistentWorkers(Rule):
 
     @classmethod
     def _mutations(cls, facts, site, dataset, it, loops):
-        is_dataset = DatasetReferences(facts, site).denotes
-
-        for mutation in facts.collector.mutations:
-            ctx = mutation.ctx
-            if ctx.function is it.ctx.function and loops & set(ctx.loops) and is_dataset(mutation.base, ctx.scope):
-                yield mutation.node
+        references = DatasetReferences(facts, site)
+        yield from assignments_into(facts, references, it, loops)
         klass = None
         if dataset is not None and dataset.expr is not None:
             klass = facts.instance_class(dataset.expr, site.ctx.scope)
@@ -344,7 +340,7 @@ class StaleDatasetInPersistentWorkers(Rule):
             func = record.node.func
             if not (isinstance(func, cst.Attribute) and loops & set(record.ctx.loops)):
                 continue
-            if not is_dataset(func.value, record.ctx.scope):
+            if not references.denotes(func.value, record.ctx.scope):
                 continue
             method = facts.method(klass, func.attr.value)
             if method is not None and any(m is method for vals in klass.self_attrs.values() for _, m in vals):
