@@ -41,7 +41,7 @@ class FixContext:
     def scope_of(self, call: cst.Call) -> Optional[Scope]:
         """The scope a call of the file runs in."""
         if self._scopes is None:
-            self._scopes = {record.node: record.ctx.scope for record in self.facts.collector.calls}
+            self._scopes = {record.node: record.ctx.scope for record in self.facts.calls}
         return self._scopes.get(call)
 
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
@@ -381,7 +381,7 @@ def guard_entry_point(findings: List[Finding], ctx: FixContext) -> Outcome:
     reason = _reorder_problem(body, kept, moved, bound_by)
     if reason is not None:
         return reason
-    module_bindings = ctx.facts.collector.module_scope.bindings
+    module_bindings = ctx.facts.module_scope.bindings
     for i in kept:
         name = body[i].name.value
         if len(module_bindings.get(name, ())) > 1:
@@ -403,7 +403,7 @@ def _module_names_bound_by(ctx: FixContext, statements: List[cst.CSTNode]) -> Di
     for statement in statements:
         owner.update((id(node), id(statement)) for node in walk([statement], _existing_guard))
     bound: Dict[int, Set[str]] = {id(statement): set() for statement in statements}
-    for name, bindings in ctx.facts.collector.module_scope.bindings.items():
+    for name, bindings in ctx.facts.module_scope.bindings.items():
         for binding in bindings:
             if binding.node is not None and id(binding.node) in owner:
                 bound[owner[id(binding.node)]].add(name)
@@ -453,8 +453,8 @@ def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Opt
     """A function or module-level lambda outside the moved code that reads one of ``names`` as a global."""
     if not names:
         return None
-    module_scope = ctx.facts.collector.module_scope
-    for function in ctx.facts.collector.functions.values():
+    module_scope = ctx.facts.module_scope
+    for function in ctx.facts.functions.values():
         if id(function.node) in moved_ids:
             continue
         nested = lambda node: node is not function.node and isinstance(node, cst.FunctionDef)  # noqa: E731

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
 from .model import CallRecord, ClassInfo, Context, FunctionInfo, LoopInfo, Mutation
-from .resolve import Binding, Scope
+from .resolve import Binding, BindingKind, Scope, ScopeKind
 
 
 def is_main_guard(test: cst.BaseExpression) -> bool:
@@ -87,6 +87,7 @@ class Collector(cst.CSTVisitor):
         self.calls: List[CallRecord] = []
         self.for_loops: List[Tuple[LoopInfo, cst.CSTNode, Context]] = []
         self.comprehension_iters: List[Tuple[cst.BaseExpression, Context]] = []
+        self.yield_froms: List[Tuple[cst.BaseExpression, Context]] = []
         self.mutations: List[Mutation] = []
         # Per open function body: its loop stack. Index 0 is the module level.
         self._loop_stacks: List[List[LoopInfo]] = [[]]
@@ -131,26 +132,30 @@ class Collector(cst.CSTVisitor):
         self._leave[id(block)] = leave
 
     # -- bindings ----------------------------------------------------------
-    def bind(self, name: str, kind: str, **extra) -> None:
+    def bind(self, name: str, kind: BindingKind, **extra: Any) -> None:
         scope = self.scope.binding_scope(name)
         scope.add(Binding(name=name, kind=kind, scope=scope, **extra))
         for loop in self._loops:
             loop.bound_names.add(name)
 
-    def _bind_target(self, target: cst.BaseExpression, value, stmt: cst.CSTNode, kind: str = "assign") -> None:
+    def _bind_target(
+        self, target: cst.BaseExpression, value: Optional[cst.CSTNode], stmt: cst.CSTNode,
+        kind: BindingKind = BindingKind.ASSIGN,
+    ) -> None:
         if isinstance(target, cst.Name):
             self.bind(target.value, kind, value=value, node=stmt)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for index, element in enumerate(target.elements):
                 inner = element.value
                 if isinstance(inner, cst.Name) and not isinstance(element, cst.StarredElement):
-                    self.bind(inner.value, "unpack" if kind == "assign" else kind, value=value, index=index, node=stmt)
+                    unpacked = BindingKind.UNPACK if kind == BindingKind.ASSIGN else kind
+                    self.bind(inner.value, unpacked, value=value, index=index, node=stmt)
                 else:
-                    self._bind_target(inner, None, stmt, "other")
+                    self._bind_target(inner, None, stmt, BindingKind.OTHER)
         elif isinstance(target, cst.StarredElement):
-            self._bind_target(target.value, None, stmt, "other")
+            self._bind_target(target.value, None, stmt, BindingKind.OTHER)
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
-            self._record_store(target, value if kind == "assign" else None)
+            self._record_store(target, value if kind == BindingKind.ASSIGN else None)
 
     def _record_store(self, target, value) -> None:
         self.mutations.append(Mutation(base=target.value, node=target, ctx=self.context()))
@@ -161,7 +166,7 @@ class Collector(cst.CSTVisitor):
                     func.cls.self_attrs.setdefault(target.attr.value, []).append((value, func))
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.module_scope = self.scope = Scope("module", node, None)
+        self.module_scope = self.scope = Scope(ScopeKind.MODULE, node, None)
         self._top_ids = {id(stmt) for stmt in node.body}
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -173,18 +178,18 @@ class Collector(cst.CSTVisitor):
             self._bind_target(node.target, node.value, node)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind_target(node.target, None, node, "other")
+        self._bind_target(node.target, None, node, BindingKind.OTHER)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind_target(node.target, node.value, node)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
-            self._bind_target(node.asname.name, None, node, "other")
+            self._bind_target(node.asname.name, None, node, BindingKind.OTHER)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None and isinstance(node.name.name, cst.Name):
-            self.bind(node.name.name.value, "other", node=node)
+            self.bind(node.name.name.value, BindingKind.OTHER, node=node)
 
     def visit_Global(self, node: cst.Global) -> None:
         self.scope.global_names.update(item.name.value for item in node.names)
@@ -196,10 +201,10 @@ class Collector(cst.CSTVisitor):
         for alias in node.names:
             full = _dotted(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.bind(alias.asname.name.value, "import", qualname=full, node=node)
+                self.bind(alias.asname.name.value, BindingKind.IMPORT, qualname=full, node=node)
             else:
                 head = full.split(".")[0]
-                self.bind(head, "import", qualname=head, node=node)
+                self.bind(head, BindingKind.IMPORT, qualname=head, node=node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         module = _dotted(node.module) if node.module is not None else ""
@@ -210,12 +215,12 @@ class Collector(cst.CSTVisitor):
         for alias in node.names:
             name = _dotted(alias.name)
             local = alias.asname.name.value if alias.asname is not None else name
-            self.bind(local, "import", qualname=f"{module}.{name}", node=node)
+            self.bind(local, BindingKind.IMPORT, qualname=f"{module}.{name}", node=node)
 
     # -- definitions -------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.bind(node.name.value, "def", value=node, node=node)
-        scope = Scope("function", node, self.scope)
+        self.bind(node.name.value, BindingKind.DEF, value=node, node=node)
+        scope = Scope(ScopeKind.FUNCTION, node, self.scope)
         params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
         if isinstance(node.params.star_arg, cst.Param):
             scope.params.add(node.params.star_arg.name.value)
@@ -225,7 +230,7 @@ class Collector(cst.CSTVisitor):
             scope.params.add(node.params.star_kwarg.name.value)
         scope.params.update(params)
         for name in scope.params:
-            scope.add(Binding(name=name, kind="param", scope=scope, node=node))
+            scope.add(Binding(name=name, kind=BindingKind.PARAM, scope=scope, node=node))
         owner = self.scope.info if self.scope.kind == "class" else None
         if owner is not None and _is_static(node):
             owner = None
@@ -256,8 +261,8 @@ class Collector(cst.CSTVisitor):
         self._around(node.body, enter, leave)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.bind(node.name.value, "class", value=node, node=node)
-        scope = Scope("class", node, self.scope)
+        self.bind(node.name.value, BindingKind.CLASS, value=node, node=node)
+        scope = Scope(ScopeKind.CLASS, node, self.scope)
         info = ClassInfo(
             node=node,
             name=node.name.value,
@@ -283,6 +288,8 @@ class Collector(cst.CSTVisitor):
     def visit_Yield(self, node: cst.Yield) -> None:
         if self._functions:
             self._functions[-1].is_generator = True
+        if isinstance(node.value, cst.From):
+            self.yield_froms.append((node.value.item, self.context()))
 
     # -- control flow ------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
@@ -312,7 +319,7 @@ class Collector(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         loop = self._open_loop(node, node.body)
         self.for_loops.append((loop, node, self.context()))
-        self._bind_target(node.target, node, node, "for")
+        self._bind_target(node.target, node, node, BindingKind.FOR)
         loop.target_names.update(_target_names(node.target))
         loop.bound_names.update(loop.target_names)
 

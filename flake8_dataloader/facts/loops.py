@@ -41,6 +41,7 @@ def drop_single_pass_loops(collector: Collector) -> None:
         *(record.ctx for record in collector.calls),
         *(ctx for _, _, ctx in collector.for_loops),
         *(ctx for _, ctx in collector.comprehension_iters),
+        *(ctx for _, ctx in collector.yield_froms),
         *(mutation.ctx for mutation in collector.mutations),
     ]
     for ctx in contexts:

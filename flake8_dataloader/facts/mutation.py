@@ -71,7 +71,7 @@ def assignments_into(
     facts, references: DatasetReferences, it: IterationSite, loops: Set[LoopInfo]
 ) -> Iterator[cst.CSTNode]:
     """Attribute or item assignments into the dataset, in ``loops``, in the function of the iteration."""
-    for mutation in facts.collector.mutations:
+    for mutation in facts.mutations:
         ctx = mutation.ctx
         if ctx.function is it.ctx.function and loops & set(ctx.loops) and references.denotes(mutation.base, ctx.scope):
             yield mutation.node

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from enum import Enum
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
@@ -19,10 +20,29 @@ from .model import Known, Unknown
 Target = Union[str, cst.FunctionDef, cst.ClassDef, None]
 
 
+class BindingKind(str, Enum):
+    """How a name is bound (a str, so `kind == "assign"` reads naturally)."""
+
+    ASSIGN = "assign"  # `x = value` (also `x: T = value`, `(x := value)`)
+    UNPACK = "unpack"  # one name of `a, b = value`; `index` says which
+    IMPORT = "import"
+    DEF = "def"
+    CLASS = "class"
+    PARAM = "param"
+    FOR = "for"  # a for target; `index` is its position in a tuple target
+    OTHER = "other"  # with/except/augmented assignment: the value is not followed
+
+
+class ScopeKind(str, Enum):
+    MODULE = "module"
+    FUNCTION = "function"
+    CLASS = "class"
+
+
 @dataclass(eq=False)
 class Binding:
     name: str
-    kind: str  # assign | unpack | import | def | class | param | for | other
+    kind: BindingKind
     scope: "Scope"
     value: Optional[cst.CSTNode] = None  # assigned expression, def/class node
     qualname: Optional[str] = None  # for imports
@@ -31,8 +51,8 @@ class Binding:
 
 
 class Scope:
-    def __init__(self, kind: str, node: cst.CSTNode, parent: Optional["Scope"]):
-        self.kind = kind  # module | function | class
+    def __init__(self, kind: ScopeKind, node: cst.CSTNode, parent: Optional["Scope"]):
+        self.kind = kind
         self.node = node
         self.parent = parent
         self.bindings: Dict[str, List[Binding]] = {}

@@ -280,7 +280,7 @@ def _torch_seeded(facts) -> Tuple[bool, bool]:
     """
     worker_only = _worker_only(facts)
     nontorch = torch = False
-    for record in facts.collector.calls:
+    for record in facts.calls:
         names = _qualnames(record.node, record.ctx.scope)
         if names & C.GLOBAL_NONTORCH_SEEDERS:
             if record.node.args and record.ctx.function not in worker_only:

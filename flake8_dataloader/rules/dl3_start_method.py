@@ -29,7 +29,7 @@ def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
 
 def _calls_of(facts, names) -> List:
     return [
-        r for r in facts.collector.calls
+        r for r in facts.calls
         if any(t in names for t in resolve(r.node.func, r.ctx.scope) if isinstance(t, str))
     ]
 
@@ -177,7 +177,7 @@ class UnguardedEntryPoint(Rule):
         changed = True
         while changed:
             changed = False
-            for record in facts.collector.calls:
+            for record in facts.calls:
                 found = facts.callees.get(record.node)
                 caller = record.ctx.function
                 if found is not None and found[0] in out and caller is not None and caller not in out:

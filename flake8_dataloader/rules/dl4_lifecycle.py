@@ -7,7 +7,7 @@ from typing import Iterator, Optional, Set
 import libcst as cst
 
 from ..facts import constants as C
-from ..facts.model import LoaderSite, LoopInfo
+from ..facts.model import LoaderCall, LoaderSite, LoopInfo
 from ..facts.mutation import DatasetReferences, assignments_into, dataset_change_in_loop
 from ..facts.model import Known
 from ..facts.resolve import evaluate, follow_single_binding, names_in, qualname_in
@@ -24,6 +24,30 @@ def rebuilt_loop(facts, site: LoaderSite) -> Optional[LoopInfo]:
         if any(loop in it.loops for it in iterations):
             return loop if not (used & loop.bound_names) else None
     return None
+
+
+def rebuilt_by_calls(facts, site: LoaderSite) -> bool:
+    """Built and iterated by a same-file function that a loop calls with loop-invariant arguments.
+
+    `for epoch ...: validate(model, val_set)` where validate() builds and iterates its
+    own loader: the workers start again at every call. Not when the function returns
+    the loader (a factory: its call is the site) or builds it inside a loop of its own.
+    """
+    func = site.ctx.function
+    if func is None or site.ctx.loops or func in facts.factories:
+        return False
+    if not any(it.ctx.function is func for it in facts.iterations_of(site)):
+        return False
+    for caller in facts.callers.get(func, ()):
+        loops = caller.record.ctx.loops
+        if not loops:
+            continue
+        used: Set[str] = set()
+        for arg in caller.record.node.args:
+            used |= names_in(arg.value)
+        if not any(used & loop.bound_names for loop in loops):
+            return True
+    return False
 
 
 class LoaderRebuiltInLoop(Rule):
@@ -109,17 +133,20 @@ class LoaderRebuiltInLoop(Rule):
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
-        for site in facts.sites.values():
-            if site.worker_using() and rebuilt_loop(facts, site) is not None:
+        reported: Set[cst.CSTNode] = set()
+        for site in facts.loader_sites():
+            if site.worker_using() and rebuilt_loop(facts, site) is not None and site.node not in reported:
+                reported.add(site.node)
+                yield cls.finding(site.node)
+        for site in facts.loader_sites():
+            if site.worker_using() and site.node not in reported and rebuilt_by_calls(facts, site):
+                reported.add(site.node)
                 yield cls.finding(site.node)
 
 
-def _not_persistent(site: LoaderSite) -> bool:
-    return any(
-        c.args["persistent_workers"].omitted
-        or (c.args["persistent_workers"].known and not c.args["persistent_workers"].state.value)
-        for c in site.calls
-    )
+def _not_persistent(call: LoaderCall) -> bool:
+    persistent = call.args["persistent_workers"]
+    return persistent.omitted or (persistent.known and not persistent.state.value)
 
 
 class PersistentWorkersDisabled(Rule):
@@ -219,19 +246,25 @@ class PersistentWorkersDisabled(Rule):
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
-        for site in facts.sites.values():
-            if not site.worker_using() or not _not_persistent(site):
+        for call in facts.loader_calls.values():
+            if not call.worker_using() or not _not_persistent(call):
                 continue
-            if rebuilt_loop(facts, site) is not None or not facts.iterated_repeatedly(site):
-                continue
-            if dataset_change_in_loop(facts, site) is not None:
-                continue  # persistent workers would train on a stale copy: the advice would be wrong
-            yield cls.finding(site.node, fix=cls._fix(site))
+            if any(cls._restarted(facts, site) for site in facts.sites_of_call(call)):
+                yield cls.finding(call.node, fix=cls._fix(call))
 
     @staticmethod
-    def _fix(site: LoaderSite) -> str:
-        workers = site.calls[0].num_workers
-        if len(site.calls) == 1 and workers.unknown and workers.expr is not None:
+    def _restarted(facts, site: LoaderSite) -> bool:
+        if rebuilt_loop(facts, site) is not None or rebuilt_by_calls(facts, site):
+            return False  # DL401's finding
+        if not facts.iterated_repeatedly(site):
+            return False
+        # Persistent workers would train on a stale copy of a dataset the loop changes.
+        return dataset_change_in_loop(facts, site) is None
+
+    @staticmethod
+    def _fix(call: LoaderCall) -> str:
+        workers = call.num_workers
+        if workers.unknown and workers.expr is not None:
             return f"persistent_workers={source_of(workers.expr)} > 0"
         return "persistent_workers=True"
 
@@ -316,7 +349,7 @@ class StaleDatasetInPersistentWorkers(Rule):
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
         reported: Set[cst.CSTNode] = set()
-        for site in facts.sites.values():
+        for site in facts.loader_sites():
             if not all(c.args["persistent_workers"].known_truthy() for c in site.calls):
                 continue
             dataset = site.calls[0].args["dataset"] if len(site.calls) == 1 and site.node is site.calls[0].node else None
@@ -357,7 +390,7 @@ def _only_loaders(facts, expr, scope) -> bool:
             b.kind == "assign" and isinstance(b.value, cst.Call) and b.value in facts.sites for b in bindings
         )
     if isinstance(expr, cst.Attribute):
-        values = facts._attribute_values(expr, scope)
+        values = facts.attribute_values(expr, scope)
         real = [(v, s) for v, s in values if not (isinstance(v, cst.Name) and v.value == "None")]
         return bool(real) and all(isinstance(v, cst.Call) and v in facts.sites for v, _ in real)
     return False
@@ -430,7 +463,7 @@ class MissingShutdownMethod(Rule):
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
-        for record in facts.collector.calls:
+        for record in facts.calls:
             call, scope = record.node, record.ctx.scope
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value == "_shutdown_workers":
@@ -549,7 +582,7 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     def _set_epoch_receivers(facts) -> Optional[Set[str]]:
         """Source texts of set_epoch receivers; None when one is unknowable (a parameter, x.sampler)."""
         out: Set[str] = set()
-        for record in facts.collector.calls:
+        for record in facts.calls:
             func = record.node.func
             if isinstance(func, cst.Attribute) and func.attr.value == "set_epoch":
                 receiver = func.value
@@ -624,6 +657,6 @@ class SynchronousLoading(Rule):
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
-        for site in facts.sites.values():
-            if site.single_process() and facts.iterated_repeatedly(site):
-                yield cls.finding(site.node, workers=show_workers(site.calls[0]))
+        for call in facts.loader_calls.values():
+            if call.single_process() and any(facts.iterated_repeatedly(s) for s in facts.sites_of_call(call)):
+                yield cls.finding(call.node, workers=show_workers(call))

@@ -1,0 +1,137 @@
+"""The call graph: which same-file function or method each call runs, and with what."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import DefaultDict, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Tuple
+
+import libcst as cst
+
+from .classes import ClassFacts, last_name
+from .collector import Collector
+from .model import CallRecord, ClassInfo, FunctionInfo
+from .resolve import Scope, resolve
+
+
+class Callee(NamedTuple):
+    """The function a call runs; ``offset`` parameters are filled by the receiver (self, cls)."""
+
+    function: FunctionInfo
+    offset: int
+
+
+class Caller(NamedTuple):
+    record: CallRecord
+    offset: int
+
+
+class CallGraph(ClassFacts):
+    def __init__(self, collector: Collector, loader_names: FrozenSet[str]) -> None:
+        super().__init__(collector, loader_names)
+        self.callees: Dict[cst.Call, Callee] = {}
+        self.callers: DefaultDict[FunctionInfo, List[Caller]] = defaultdict(list)
+        self._by_function: DefaultDict[Optional[FunctionInfo], List[CallRecord]] = defaultdict(list)
+        for record in self.calls:
+            self._by_function[record.ctx.function].append(record)
+            callee = self.function_called(record.node, record.ctx.scope)
+            if callee is not None:
+                self.callees[record.node] = callee
+                self.callers[callee.function].append(Caller(record, callee.offset))
+
+    def calls_in(self, func: Optional[FunctionInfo]) -> List[CallRecord]:
+        """The calls written in ``func``'s body (None: at module level), nested functions excluded."""
+        return self._by_function.get(func, [])
+
+    def functions_of(self, expr: Optional[cst.BaseExpression], scope: Scope) -> List[FunctionInfo]:
+        """The same-file functions an expression may denote (`functools.partial(f, ...)` is f)."""
+        if expr is None:
+            return []
+        if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
+            expr = expr.args[0].value
+        found: List[FunctionInfo] = []
+        for target in resolve(expr, scope):
+            func = self.functions.get(target) if isinstance(target, cst.FunctionDef) else None
+            if func is not None and func not in found:
+                found.append(func)
+        return found
+
+    def reached_from(self, *roots: FunctionInfo) -> List[FunctionInfo]:
+        """The roots and every same-file function or method they call, transitively."""
+        seen: List[FunctionInfo] = []
+        todo = list(roots)
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.append(current)
+            for record in self.calls_in(current):
+                callee = self.callees.get(record.node)
+                if callee is not None and callee.function not in seen:
+                    todo.append(callee.function)
+        return seen
+
+    def reachable(self, cls: ClassInfo, roots: Iterable[str]) -> List[FunctionInfo]:
+        """Methods of ``cls`` run from the methods named ``roots``, following calls."""
+        return self.reached_from(*[m for m in (self.method(cls, name) for name in roots) if m is not None])
+
+    def function_called(self, call: cst.Call, scope: Scope) -> Optional[Callee]:
+        """The same-file function (or method) a call runs."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            targets = resolve(func, scope)
+            if len(targets) != 1:
+                return None
+            target = next(iter(targets))
+            if isinstance(target, cst.FunctionDef) and target in self.functions:
+                return Callee(self.functions[target], 0)
+            cls = self.class_of_def(target)
+            if cls is not None:
+                init = self.method(cls, "__init__")
+                return Callee(init, 1) if init is not None else None
+            return None
+        if isinstance(func, cst.Attribute):
+            receiver = func.value
+            cls = None
+            if isinstance(receiver, cst.Name):
+                enclosing, method = self.enclosing_class(scope)
+                if enclosing is not None and method is not None and method.params and receiver.value == method.params[0]:
+                    cls = enclosing
+                else:
+                    targets = resolve(receiver, scope)
+                    if len(targets) == 1:
+                        cls = self.class_of_def(next(iter(targets)))  # Class.method(...)
+                    if cls is None:
+                        cls = self.instance_class(receiver, scope)
+            elif isinstance(receiver, cst.Call):
+                cls = self.instance_class(receiver, scope)
+            if cls is not None:
+                method = self.method(cls, func.attr.value)
+                if method is not None:
+                    return Callee(method, 1)
+        return None
+
+    @staticmethod
+    def map_arguments(call: cst.Call, func: FunctionInfo, offset: int) -> List[Tuple[str, cst.BaseExpression]]:
+        """(parameter, argument expression) pairs of a call of ``func``; splats are skipped."""
+        params = func.params[offset:]
+        out = []
+        index = 0
+        for arg in call.args:
+            if arg.star:
+                continue
+            if arg.keyword is not None:
+                if arg.keyword.value in func.scope.params:
+                    out.append((arg.keyword.value, arg.value))
+            elif index < len(params):
+                out.append((params[index], arg.value))
+                index += 1
+        return out
+
+    def arguments_for(self, func: FunctionInfo, param: str) -> List[Tuple[cst.BaseExpression, Scope]]:
+        """Every argument the file's calls pass for one parameter of ``func``."""
+        out = []
+        for caller in self.callers.get(func, ()):
+            for name, arg in self.map_arguments(caller.record.node, func, caller.offset):
+                if name == param:
+                    out.append((arg, caller.record.ctx.scope))
+        return out

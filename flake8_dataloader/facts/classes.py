@@ -1,0 +1,185 @@
+"""Same-file classes: ancestors, loader subclasses, dataset kinds, methods, instances."""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from . import constants as C
+from .collector import Collector
+from .model import CallRecord, ClassInfo, FunctionInfo
+from .resolve import Scope, Target, resolve
+from .walk import Visited
+
+# A name re-bound more often than this is not followed (keeps generated code linear).
+MAX_BINDINGS_FOLLOWED = 16
+
+AttributeValue = Tuple[cst.BaseExpression, Scope]
+
+
+def last_name(expr: cst.CSTNode) -> Optional[str]:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
+
+
+class ClassFacts:
+    """The bottom layer of the facts: what the traversal recorded, and the file's classes."""
+
+    def __init__(self, collector: Collector, loader_names: FrozenSet[str]) -> None:
+        assert collector.module_scope is not None
+        self._collector = collector
+        self.module_scope: Scope = collector.module_scope
+        self.loader_names = loader_names
+        self.functions: Dict[cst.FunctionDef, FunctionInfo] = collector.functions
+        self.classes: Dict[cst.ClassDef, ClassInfo] = collector.classes
+        self._class_kind: Dict[ClassInfo, Optional[str]] = {}
+        self._ancestors: Dict[ClassInfo, List[ClassInfo]] = {}
+        self._targets: Dict[ClassInfo, Set[Target]] = {}
+
+    @property
+    def calls(self) -> List[CallRecord]:
+        """Every call of the file, in source order, with its context."""
+        return self._collector.calls
+
+    def class_of_def(self, node: object) -> Optional[ClassInfo]:
+        return self.classes.get(node) if isinstance(node, cst.ClassDef) else None
+
+    def _parents(self, cls: ClassInfo) -> List[ClassInfo]:
+        parents: List[ClassInfo] = []
+        assert cls.scope.parent is not None
+        for base in cls.bases:
+            targets = resolve(base, cls.scope.parent)
+            if len(targets) > MAX_BINDINGS_FOLLOWED:
+                continue  # generated code (`class D(D)` redefined hundreds of times): not followed
+            for target in targets:
+                parent = self.class_of_def(target)
+                if parent is not None and parent is not cls and parent not in parents:
+                    parents.append(parent)
+        return parents
+
+    def base_classes(self, cls: ClassInfo) -> List[ClassInfo]:
+        """Same-file ancestors, nearest first (breadth-first over the bases), memoised."""
+        cached = self._ancestors.get(cls)
+        if cached is not None:
+            return cached
+        out: List[ClassInfo] = []
+        seen: Visited[ClassInfo] = Visited()
+        seen.first(cls)
+        queue = [cls]
+        while queue:
+            current = queue.pop(0)
+            for parent in self._parents(current):
+                if seen.first(parent):
+                    out.append(parent)
+                    queue.append(parent)
+        self._ancestors[cls] = out
+        return out
+
+    def class_targets(self, cls: ClassInfo) -> Set[Target]:
+        """What the bases of a class and of its same-file ancestors resolve to (None: unknown)."""
+        cached = self._targets.get(cls)
+        if cached is None:
+            cached = set()
+            for klass in [cls, *self.base_classes(cls)]:
+                assert klass.scope.parent is not None
+                for base in klass.bases:
+                    targets = resolve(base, klass.scope.parent)
+                    cached |= targets if len(targets) <= MAX_BINDINGS_FOLLOWED else {None}
+            self._targets[cls] = cached
+        return cached
+
+    def subclasses_any(self, cls: ClassInfo, names: FrozenSet[str]) -> bool:
+        return any(isinstance(t, str) and t in names for t in self.class_targets(cls))
+
+    def is_loader_class(self, cls: ClassInfo) -> bool:
+        return self.subclasses_any(cls, self.loader_names)
+
+    def dataset_kind(self, cls: ClassInfo) -> Optional[str]:
+        """'iterable', 'map' or None for a same-file class."""
+        if cls not in self._class_kind:
+            kind = None
+            for target in self.class_targets(cls):
+                if not isinstance(target, str):
+                    continue
+                if target in C.ITERABLE_DATASET_BASES:
+                    kind = "iterable"
+                    break
+                if target in C.DATASET_BASES or target.startswith(C.DATASET_BASE_PREFIXES):
+                    kind = "map"
+            self._class_kind[cls] = kind
+        return self._class_kind[cls]
+
+    def method(self, cls: ClassInfo, name: str) -> Optional[FunctionInfo]:
+        for klass in [cls, *self.base_classes(cls)]:
+            if name in klass.methods:
+                return klass.methods[name]
+        return None
+
+    def self_attr_values(self, cls: ClassInfo, attr: str) -> List[Tuple[Optional[cst.BaseExpression], FunctionInfo]]:
+        out: List[Tuple[Optional[cst.BaseExpression], FunctionInfo]] = []
+        for klass in [cls, *self.base_classes(cls)]:
+            out.extend(klass.self_attrs.get(attr, ()))
+        return out
+
+    def enclosing_class(self, scope: Optional[Scope]) -> Tuple[Optional[ClassInfo], Optional[FunctionInfo]]:
+        """The class whose method ``scope`` is in, and that method."""
+        while scope is not None:
+            info = scope.info
+            if isinstance(info, FunctionInfo) and info.cls is not None:
+                return info.cls, info
+            scope = scope.parent
+        return None, None
+
+    def receiver_class(self, name: cst.Name, scope: Scope) -> Optional[ClassInfo]:
+        """The class of ``self`` when ``name`` is a method's receiver, else of a same-file instance."""
+        cls, method = self.enclosing_class(scope)
+        if cls is not None and method is not None and method.params and name.value == method.params[0]:
+            return cls
+        return self.instance_class(name, scope)
+
+    def attribute_values(self, expr: cst.Attribute, scope: Scope) -> List[AttributeValue]:
+        """Values assigned to ``self.x`` (or ``obj.x`` of a same-file instance), with their scopes."""
+        if not isinstance(expr.value, cst.Name):
+            return []
+        owner_cls = self.receiver_class(expr.value, scope)
+        if owner_cls is None:
+            return []
+        return [(v, m.scope) for v, m in self.self_attr_values(owner_cls, expr.attr.value) if v is not None]
+
+    def instance_class(
+        self, expr: cst.CSTNode, scope: Scope, seen: Optional[Visited[object]] = None
+    ) -> Optional[ClassInfo]:
+        """The same-file class an expression is an instance of, when that is certain."""
+        seen = Visited() if seen is None else seen
+        if isinstance(expr, cst.Call):
+            targets = resolve(expr.func, scope)
+            if len(targets) == 1:
+                return self.class_of_def(next(iter(targets)))
+            return None
+        if isinstance(expr, cst.Name):
+            owner = scope.lookup(expr.value)
+            if owner is None or not seen.first((owner, expr.value)):
+                return None
+            found = None
+            for binding in owner.bindings[expr.value]:
+                if binding.kind != "assign" or binding.value is None:
+                    return None
+                cls = self.instance_class(binding.value, binding.scope, seen)
+                if cls is None or (found is not None and cls is not found):
+                    return None
+                found = cls
+            return found
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            cls, method = self.enclosing_class(scope)
+            if cls is not None and method is not None and method.params and expr.value.value == method.params[0]:
+                if not seen.first(("self", cls, expr.attr.value)):  # `self.ds = self.ds`: already followed
+                    return None
+                values = self.self_attr_values(cls, expr.attr.value)
+                classes = {self.instance_class(v, m.scope, seen) for v, m in values if v is not None}
+                if len(classes) == 1:
+                    return classes.pop()
+        return None

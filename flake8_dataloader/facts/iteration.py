@@ -1,0 +1,220 @@
+"""Where each loader is iterated, and whether repeatedly (every epoch).
+
+Iterations are found where they are written (`for` headers, comprehensions,
+`iter`/`list`/`next`, `yield from`, a call inside a loop that receives the
+loader), then carried up the call graph: a parameter a function iterates is
+iterated at every call that passes a loader for it, and a loader a function
+reads without building it (a global, `self.loader`, a closure) is iterated
+at every call of that function. A call inside a loop repeats what it reaches.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from enum import IntEnum
+from typing import DefaultDict, Dict, FrozenSet, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from . import constants as C
+from .classes import last_name
+from .collector import Collector
+from .loaders import LoaderFacts
+from .model import CallRecord, Context, FunctionInfo, IterationSite, LoaderCall, LoaderSite, LoopInfo
+from .resolve import resolve
+
+
+class Use(IntEnum):
+    """What a function does with a loader it is given, weakest first."""
+
+    PASSED_ON = 0  # handed to a call it cannot see into, outside its loops
+    ITERATED = 1
+    REPEATED = 2  # iterated inside a loop of its own (or of a callee)
+
+
+class _Event:
+    __slots__ = ("expr", "ctx", "node", "header", "use")
+
+    def __init__(self, expr: cst.BaseExpression, ctx: Context, node: cst.CSTNode,
+                 header: Optional[LoopInfo], use: Use) -> None:
+        self.expr, self.ctx, self.node, self.header, self.use = expr, ctx, node, header, use
+
+
+class IterationFacts(LoaderFacts):
+    def __init__(self, collector: Collector, loader_names: FrozenSet[str]) -> None:
+        super().__init__(collector, loader_names)
+        self.iterations: List[IterationSite] = []
+        self._by_site: Optional[Dict[LoaderSite, List[IterationSite]]] = None
+        self._sites_by_call: Optional[Dict[LoaderCall, List[LoaderSite]]] = None
+        self._find_iterations(collector)
+
+    # -- queries -------------------------------------------------------------
+    def iterations_of(self, site: LoaderSite) -> List[IterationSite]:
+        if self._by_site is None:
+            index: DefaultDict[LoaderSite, List[IterationSite]] = defaultdict(list)
+            for it in self.iterations:
+                index[it.site].append(it)
+            self._by_site = index
+        return self._by_site.get(site, [])
+
+    def iterated_repeatedly(self, site: LoaderSite) -> bool:
+        """Iterated inside a loop that did not build it (every epoch), here or in a callee."""
+        for it in self.iterations_of(site):
+            if it.repeated_inside or any(loop not in site.ctx.loops for loop in it.loops):
+                return True
+        return False
+
+    def sites_of_call(self, call: LoaderCall) -> List[LoaderSite]:
+        if self._sites_by_call is None:
+            index: DefaultDict[LoaderCall, List[LoaderSite]] = defaultdict(list)
+            for site in self.loader_sites():
+                for each in site.calls:
+                    index[each].append(site)
+            self._sites_by_call = index
+        return self._sites_by_call.get(call, [])
+
+    # -- finding them --------------------------------------------------------
+    def _header_iterables(self, expr: cst.BaseExpression, consumed: Set[cst.Call]) -> List[cst.BaseExpression]:
+        """What a `for` header or comprehension iterates: wrappers are seen through, and any
+        call it cannot see into iterates what it receives (`metric_logger.log_every(loader, 10)`)."""
+        if not isinstance(expr, cst.Call) or expr in self.sites or expr in self.callees:
+            return [expr]
+        consumed.add(expr)
+        wrapper = last_name(expr.func) in C.ITERABLE_WRAPPERS_LAST_NAME
+        out: List[cst.BaseExpression] = [] if wrapper else [expr]
+        for arg in expr.args:
+            if not arg.star and (arg.keyword is None or not wrapper):
+                out.extend(self._header_iterables(arg.value, consumed))
+        return out
+
+    def _unwrap(self, expr: cst.BaseExpression, consumed: Set[cst.Call]) -> List[cst.BaseExpression]:
+        if isinstance(expr, cst.Call) and last_name(expr.func) in C.ITERABLE_WRAPPERS_LAST_NAME:
+            consumed.add(expr)
+            out = []
+            for arg in expr.args:
+                if arg.keyword is None and not arg.star:
+                    out.extend(self._unwrap(arg.value, consumed))
+            return out
+        return [expr]
+
+    def _events(self, collector: Collector) -> List[_Event]:
+        consumed: Set[cst.Call] = set()
+        events: List[_Event] = []
+
+        def use(ctx: Context) -> Use:
+            return Use.REPEATED if ctx.loops else Use.ITERATED
+
+        for loop, node, ctx in collector.for_loops:
+            for expr in self._header_iterables(node.iter, consumed):
+                events.append(_Event(expr, ctx, node, loop, use(ctx)))
+        for expr, ctx in collector.comprehension_iters:
+            for inner in self._header_iterables(expr, consumed):
+                events.append(_Event(inner, ctx, inner, None, use(ctx)))
+        for expr, ctx in collector.yield_froms:
+            events.append(_Event(expr, ctx, expr, None, use(ctx)))
+        for record in self.calls:
+            call, ctx = record.node, record.ctx
+            if call in consumed or call in self.callees or call in self.sites:
+                continue
+            name = last_name(call.func)
+            targets = resolve(call.func, ctx.scope)
+            builtin_iter = any(t in C.ITERATING_BUILTINS for t in targets if isinstance(t, str))
+            if builtin_iter or name in C.ITERABLE_WRAPPERS_LAST_NAME:
+                for expr in self._unwrap(call, consumed):
+                    events.append(_Event(expr, ctx, call, None, use(ctx)))
+            elif name not in C.NON_ITERATING_CALLS and name not in C.LOADER_WRAPPER_METHODS:
+                # A training step called every iteration with the loader iterates it; outside a
+                # loop the loader is only handed on (it counts if the caller repeats the call).
+                kind = Use.REPEATED if ctx.loops else Use.PASSED_ON
+                for arg in call.args:
+                    events.append(_Event(arg.value, ctx, call, None, kind))
+        return events
+
+    def _find_iterations(self, collector: Collector) -> None:
+        uses: DefaultDict[FunctionInfo, Dict[str, Use]] = defaultdict(dict)
+
+        def note(func: FunctionInfo, param: str, level: Use) -> bool:
+            before = uses[func].get(param)
+            if before is None or level > before:
+                uses[func][param] = level
+                return True
+            return False
+
+        for event in self._events(collector):
+            if event.use != Use.PASSED_ON:
+                for site in self.sites_of(event.expr, event.ctx.scope):
+                    self.iterations.append(IterationSite(site, event.node, event.ctx, event.ctx.loops, event.header))
+            param = self.param_of(event.expr, event.ctx.function)
+            if param is not None and event.ctx.function is not None:
+                note(event.ctx.function, param, Use.REPEATED if event.ctx.loops else event.use)
+
+        edges: List[Tuple[CallRecord, FunctionInfo, str, cst.BaseExpression]] = []
+        for record in self.calls:
+            callee = self.callees.get(record.node)
+            if callee is not None:
+                for param, arg in self.map_arguments(record.node, callee.function, callee.offset):
+                    edges.append((record, callee.function, param, arg))
+
+        def at_call(level: Use, record: CallRecord) -> Use:
+            return Use.REPEATED if record.ctx.loops else level
+
+        changed = True
+        while changed:
+            changed = False
+            for record, callee_fn, param, arg in edges:
+                level = uses.get(callee_fn, {}).get(param)
+                caller = record.ctx.function
+                caller_param = self.param_of(arg, caller)
+                if level is not None and caller is not None and caller_param is not None:
+                    changed |= note(caller, caller_param, at_call(level, record))
+        for record, callee_fn, param, arg in edges:
+            level = uses.get(callee_fn, {}).get(param)
+            if level is None or (level == Use.PASSED_ON and not record.ctx.loops):
+                continue
+            ctx = record.ctx
+            for site in self.sites_of(arg, ctx.scope) | self.contents_of(arg, ctx.scope):
+                self.iterations.append(
+                    IterationSite(site, record.node, ctx, ctx.loops, None, level == Use.REPEATED)
+                )
+        self._carry_through_calls()
+
+    def _carry_through_calls(self) -> None:
+        """A call of a function that iterates a loader it did not build iterates it at the call.
+
+        Carried up to (and including) calls made in the function that builds the loader,
+        not past it: its callers get a new loader at every call.
+        """
+        inside: DefaultDict[FunctionInfo, Dict[LoaderSite, bool]] = defaultdict(dict)
+        for it in self.iterations:
+            if it.ctx.function is not None and it.site.ctx.function is not it.ctx.function:
+                repeated = bool(it.loops) or it.repeated_inside
+                inside[it.ctx.function][it.site] = inside[it.ctx.function].get(it.site, False) or repeated
+        calls = [(r, self.callees[r.node].function) for r in self.calls if r.node in self.callees]
+        changed = True
+        while changed:
+            changed = False
+            for record, callee in calls:
+                caller = record.ctx.function
+                if caller is None:
+                    continue
+                for site, repeated in list(inside.get(callee, {}).items()):
+                    if site.ctx.function is caller:
+                        continue
+                    repeated = repeated or bool(record.ctx.loops)
+                    if inside[caller].get(site) is None or (repeated and not inside[caller][site]):
+                        inside[caller][site] = repeated
+                        changed = True
+        for record, callee in calls:
+            for site, repeated in inside.get(callee, {}).items():
+                self.iterations.append(IterationSite(site, record.node, record.ctx, record.ctx.loops, None, repeated))
+
+    def param_of(self, expr: cst.CSTNode, func: Optional[FunctionInfo]) -> Optional[str]:
+        """The parameter of ``func`` an expression reads (directly or subscripted)."""
+        if func is None:
+            return None
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        if isinstance(expr, cst.Name) and expr.value in func.scope.params:
+            if func.scope.lookup(expr.value) is func.scope:
+                return expr.value
+        return None

@@ -1,0 +1,143 @@
+"""Loader sites: loader calls with their arguments, and same-file factories that return them."""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from .collector import Collector
+from .classes import ClassInfo
+from .flow import ANY, Key, Path, ValueFlow, constant_key
+from .model import OMITTED, Argument, Context, FunctionInfo, LoaderCall, LoaderSite, Unknown
+from .resolve import Scope, evaluate, resolve
+from .signature import ALL_PARAMETERS, POSITIONAL
+from .walk import UnionMemo
+
+# A factory returning another factory's result is found in the second round.
+FACTORY_ROUNDS = 2
+
+
+class LoaderFacts(ValueFlow):
+    def __init__(self, collector: Collector, loader_names: FrozenSet[str]) -> None:
+        super().__init__(collector, loader_names)
+        self._find_loader_calls()
+        self._find_factories()
+
+    def _loader_callee(self, func: cst.BaseExpression, scope: Scope) -> Tuple[bool, Optional[ClassInfo]]:
+        targets = resolve(func, scope)
+        if not targets:
+            return False, None
+        subclass = None
+        for target in targets:
+            if isinstance(target, str) and target in self.loader_names:
+                continue
+            cls = self.class_of_def(target)
+            if cls is not None and self.is_loader_class(cls):
+                subclass = cls
+                continue
+            return False, None
+        return True, subclass
+
+    def _find_loader_calls(self) -> None:
+        for record in self.calls:
+            is_loader, subclass = self._loader_callee(record.node.func, record.ctx.scope)
+            if is_loader:
+                custom_init = subclass is not None and self.method(subclass, "__init__") is not None
+                call = read_arguments(record.node, record.ctx, custom_init)
+                self.loader_calls[record.node] = call
+                self.sites[record.node] = LoaderSite(node=record.node, ctx=record.ctx, calls=[call])
+
+    def _find_factories(self) -> None:
+        for _ in range(FACTORY_ROUNDS):
+            self._memo = UnionMemo()  # values depend on the sites known so far
+            for func in self.functions.values():
+                if func not in self.factories and not func.is_generator and func.returns:
+                    made = self._made_loaders(func)
+                    if made:
+                        self.factories[func] = made
+            for record in self.calls:
+                callee = self.callees.get(record.node)
+                if callee is None or callee.function not in self.factories or record.node in self.sites:
+                    continue
+                for path, calls in self.factories[callee.function].items():
+                    site = LoaderSite(node=record.node, ctx=record.ctx, calls=list(calls))
+                    if not path:
+                        self.sites[record.node] = site
+                    else:
+                        self.element_sites.setdefault((record.node, path[0]), site)
+        self._memo = UnionMemo()
+
+    def _made_loaders(self, func: FunctionInfo) -> Dict[Path, List[LoaderCall]]:
+        """The loaders ``func`` builds and returns: alone (path ``()``) or as element ``(key,)``."""
+        returned = [r for r in func.returns if r is not None]
+        keys: Set[Key] = set()
+        for expr in returned:
+            for value in self.values(expr, func.scope):
+                keys |= self._literal_keys(value.node, value.scope)
+        out: Dict[Path, List[LoaderCall]] = {}
+        for path in [(), *((key,) for key in keys)]:
+            calls: List[LoaderCall] = []
+            for expr in returned:
+                for value in self.values(expr, func.scope, path):
+                    site = self.site_of_value(value)
+                    if site is not None and site.ctx.function is func:
+                        calls.extend(c for c in site.calls if c not in calls)
+            if calls:
+                out[path] = calls
+        return out
+
+    def _literal_keys(self, node: cst.CSTNode, scope: Scope) -> Set[Key]:
+        if isinstance(node, (cst.Tuple, cst.List)):
+            if any(isinstance(e, cst.StarredElement) for e in node.elements):
+                return set()
+            return set(range(len(node.elements)))
+        if isinstance(node, cst.Dict):
+            keys = {constant_key(e.key, scope) for e in node.elements if isinstance(e, cst.DictElement)}
+            return {k for k in keys if k is not ANY}
+        if isinstance(node, cst.Call):
+            return {key for call, key in self.element_sites if call is node}
+        return set()
+
+    def sites_of_call(self, call: LoaderCall) -> List[LoaderSite]:
+        """The sites a loader call reaches the program through (itself, factory calls, their elements)."""
+        return [site for site in self.loader_sites() if call in site.calls]
+
+    def loader_sites_using(self, cls: ClassInfo) -> List[LoaderCall]:
+        """Loader calls whose dataset argument is an instance of ``cls``."""
+        out = []
+        for call in self.loader_calls.values():
+            dataset = call.args["dataset"]
+            if dataset.expr is not None and self.instance_class(dataset.expr, call.ctx.scope) is cls:
+                out.append(call)
+        return out
+
+
+def read_arguments(call: cst.Call, ctx: Context, custom_init: bool = False) -> LoaderCall:
+    """Every DataLoader parameter of a call as Known / Unknown / Omitted."""
+    positional: List[cst.Arg] = []
+    keywords: Dict[str, cst.Arg] = {}
+    star = kwsplat = False
+    for arg in call.args:
+        if arg.star == "*":
+            star = True
+        elif arg.star == "**":
+            kwsplat = True  # every keyword not written may come from it
+        elif arg.keyword is not None:
+            keywords[arg.keyword.value] = arg
+        elif not star:
+            positional.append(arg)
+    args: Dict[str, Argument] = {}
+    for index, name in enumerate(ALL_PARAMETERS):
+        node = keywords.get(name)
+        if node is None and index < len(POSITIONAL) and index < len(positional):
+            node = positional[index]
+        if node is not None:
+            args[name] = Argument(name, evaluate(node.value, ctx.scope), node.value, node)
+        elif kwsplat or (star and name in POSITIONAL):
+            args[name] = Argument(name, Unknown("may come from a splat"), via_splat=True)
+        elif custom_init:
+            args[name] = Argument(name, Unknown("set by the subclass's __init__"))
+        else:
+            args[name] = Argument(name, OMITTED)
+    return LoaderCall(node=call, ctx=ctx, args=args)
