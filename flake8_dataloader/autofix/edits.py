@@ -8,7 +8,7 @@ indexed against the original call, so several rules can edit one call at once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Set, Union
+from typing import Tuple, Callable, Dict, List, Optional, Set, Union
 
 import libcst as cst
 
@@ -200,19 +200,29 @@ class _Apply(cst.CSTTransformer):
         # Rendered alone, every line of the statement lacks the block's indentation.
         text = self.module.code_for_node(updated_node.with_changes(leading_lines=[]))
         too_long: Dict[int, str] = {}  # id of an edited call -> its line's indentation inside the statement
+        break_last: Dict[int, str] = {}  # id of a multi-line call -> the indentation its new last argument gets
         for call in edited:
             code = self.module.code_for_node(call)
             position = text.find(code)
-            if "\n" in code or position < 0:
-                continue  # already over several lines
-            start = text.rfind("\n", 0, position) + 1
-            end = text.find("\n", position)
-            line = text[start:end if end >= 0 else len(text)]
-            if len(self.indents[-1]) + len(line) > self.max_line_length:
-                too_long[id(call)] = line[: len(line) - len(line.lstrip())] if start else ""
-        if not too_long:
-            return updated_node
-        return updated_node.visit(_OnePerLine(too_long, self.module.default_indent))
+            if position < 0:
+                continue
+            if "\n" not in code:
+                line, indent = _line_at(text, position)
+                if len(self.indents[-1]) + len(line) > self.max_line_length:
+                    too_long[id(call)] = indent
+            elif len(call.args) >= 2:
+                # Over several lines already: a new last argument that overflows its line gets a line
+                # of its own, indented like the argument before it.
+                last_at = position + code.rfind(self.module.code_for_node(call.args[-1]))
+                line, _ = _line_at(text, last_at)
+                if len(self.indents[-1]) + len(line) > self.max_line_length:
+                    before = position + code.rfind(self.module.code_for_node(call.args[-2]), 0, last_at - position)
+                    break_last[id(call)] = _line_at(text, before)[1]
+        if too_long:
+            updated_node = updated_node.visit(_OnePerLine(too_long, self.module.default_indent))
+        if break_last:
+            updated_node = updated_node.visit(_BreakBeforeLast(break_last))
+        return updated_node
 
     def on_leave(self, original_node, updated_node):
         updated = super().on_leave(original_node, updated_node)
@@ -225,6 +235,33 @@ class _Apply(cst.CSTTransformer):
         if statement_edit is not None:
             updated = statement_edit(updated)
         return updated
+
+
+def _line_at(text: str, position: int) -> Tuple[str, str]:
+    """The line of ``text`` holding ``position``, and that line's leading whitespace."""
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    line = text[start:end if end >= 0 else len(text)]
+    return line, line[: len(line) - len(line.lstrip())]
+
+
+class _BreakBeforeLast(cst.CSTTransformer):
+    """Puts the last argument of the given calls on a line of its own."""
+
+    def __init__(self, targets: Dict[int, str]) -> None:
+        super().__init__()
+        self.targets = targets  # id of a call -> the indentation of the new line beyond the block's
+
+    def leave_Call(self, original_node, updated_node):
+        extra = self.targets.get(id(original_node))
+        args = list(updated_node.args)
+        if extra is None or len(args) < 2 or not isinstance(args[-2].comma, cst.Comma):
+            return updated_node
+        newline = cst.ParenthesizedWhitespace(
+            first_line=cst.TrailingWhitespace(), indent=True, last_line=cst.SimpleWhitespace(extra)
+        )
+        args[-2] = args[-2].with_changes(comma=args[-2].comma.with_changes(whitespace_after=newline))
+        return updated_node.with_changes(args=args)
 
 
 class _OnePerLine(cst.CSTTransformer):

@@ -110,6 +110,12 @@ class CallGraph(ClassFacts):
                     return Callee(method, 1)
         return None
 
+    def _builds(self, record: CallRecord, cls: ClassInfo) -> bool:
+        if not isinstance(record.node.func, cst.Name):
+            return True
+        made = self.class_of_def(next(iter(resolve(record.node.func, record.ctx.scope)), None))
+        return made is None or made is cls or cls in self.base_classes(made)
+
     @staticmethod
     def map_arguments(call: cst.Call, func: FunctionInfo, offset: int) -> List[Tuple[str, cst.BaseExpression]]:
         """(parameter, argument expression) pairs of a call of ``func``; splats are skipped."""
@@ -127,10 +133,16 @@ class CallGraph(ClassFacts):
                 index += 1
         return out
 
-    def arguments_for(self, func: FunctionInfo, param: str) -> List[Tuple[cst.BaseExpression, Scope]]:
-        """Every argument the file's calls pass for one parameter of ``func``."""
+    def arguments_for(
+        self, func: FunctionInfo, param: str, built: Optional[ClassInfo] = None
+    ) -> List[Tuple[cst.BaseExpression, Scope]]:
+        """Every argument the file's calls pass for one parameter of ``func``; with ``built``,
+        only constructions of that class or of its subclasses (and calls that are not
+        constructions, such as `super().__init__(...)`)."""
         out = []
         for caller in self.callers.get(func, ()):
+            if built is not None and not self._builds(caller.record, built):
+                continue
             for name, arg in self.map_arguments(caller.record.node, func, caller.offset):
                 if name == param:
                     out.append((arg, caller.record.ctx.scope))

@@ -164,12 +164,14 @@ class ValueFlow(CallGraph):
         assigned = self.attribute_values(expr, scope)
         if not assigned:
             return None
+        owner = self.receiver_class(expr.value, scope) if isinstance(expr.value, cst.Name) else None
         out: Set[Value] = set()
         for value, value_scope in assigned:
             func = value_scope.info
             if isinstance(value, cst.Name) and isinstance(func, FunctionInfo) and self._is_param(value, func):
-                # `self.loader = loader` in a method: what the file's callers pass for it.
-                arguments = self.arguments_for(func, value.value)
+                # `self.loader = loader` in a method: what the file's callers pass for it,
+                # when they build an object of this class (or of a subclass).
+                arguments = self.arguments_for(func, value.value, owner)
                 for arg, arg_scope in arguments:
                     out |= self.values(arg, arg_scope, path, mode)
                 if not arguments:

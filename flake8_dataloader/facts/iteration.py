@@ -24,6 +24,14 @@ from .model import CallRecord, Context, FunctionInfo, IterationSite, LoaderCall,
 from .resolve import resolve
 
 
+def repeating_loops(expr: cst.BaseExpression, ctx: Context) -> Tuple[LoopInfo, ...]:
+    """The loops around ``expr`` that repeat its value: not one whose target it is
+    (`for loader in loaders: for batch in loader:` visits each loader once)."""
+    if isinstance(expr, cst.Name):
+        return tuple(loop for loop in ctx.loops if expr.value not in loop.target_names)
+    return ctx.loops
+
+
 class Use(IntEnum):
     """What a function does with a loader it is given, weakest first."""
 
@@ -120,8 +128,11 @@ class IterationFacts(LoaderFacts):
             targets = resolve(call.func, ctx.scope)
             builtin_iter = any(t in C.ITERATING_BUILTINS for t in targets if isinstance(t, str))
             if builtin_iter or name in C.ITERABLE_WRAPPERS_LAST_NAME:
-                for expr in self._unwrap(call, consumed):
-                    events.append(_Event(expr, ctx, call, None, use(ctx)))
+                consumed.add(call)
+                for arg in call.args:
+                    if arg.keyword is None and not arg.star:
+                        for expr in self._unwrap(arg.value, consumed):
+                            events.append(_Event(expr, ctx, call, None, use(ctx)))
             elif name not in C.NON_ITERATING_CALLS and name not in C.LOADER_WRAPPER_METHODS:
                 # A training step called every iteration with the loader iterates it; outside a
                 # loop the loader is only handed on (it counts if the caller repeats the call).
@@ -142,8 +153,9 @@ class IterationFacts(LoaderFacts):
 
         for event in self._events(collector):
             if event.use != Use.PASSED_ON:
+                loops = repeating_loops(event.expr, event.ctx)
                 for site in self.sites_of(event.expr, event.ctx.scope):
-                    self.iterations.append(IterationSite(site, event.node, event.ctx, event.ctx.loops, event.header))
+                    self.iterations.append(IterationSite(site, event.node, event.ctx, loops, event.header))
             param = self.param_of(event.expr, event.ctx.function)
             if param is not None and event.ctx.function is not None:
                 note(event.ctx.function, param, Use.REPEATED if event.ctx.loops else event.use)
@@ -172,10 +184,9 @@ class IterationFacts(LoaderFacts):
             if level is None or (level == Use.PASSED_ON and not record.ctx.loops):
                 continue
             ctx = record.ctx
+            loops = repeating_loops(arg, ctx)
             for site in self.sites_of(arg, ctx.scope) | self.contents_of(arg, ctx.scope):
-                self.iterations.append(
-                    IterationSite(site, record.node, ctx, ctx.loops, None, level == Use.REPEATED)
-                )
+                self.iterations.append(IterationSite(site, record.node, ctx, loops, None, level == Use.REPEATED))
         self._carry_through_calls()
 
     def _carry_through_calls(self) -> None:

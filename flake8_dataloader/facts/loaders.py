@@ -103,6 +103,16 @@ class LoaderFacts(ValueFlow):
         """The sites a loader call reaches the program through (itself, factory calls, their elements)."""
         return [site for site in self.loader_sites() if call in site.calls]
 
+    def site_names(self, site: LoaderSite) -> Set[str]:
+        """The names a site's loader is bound to where it is made (`val_loader = ...`)."""
+        names: Set[str] = set()
+        for (call, key), element in self.element_sites.items():
+            if element is site:
+                names |= self.names_of(call, key if isinstance(key, int) else None)
+        if self.sites.get(site.node) is site:
+            names |= self.names_of(site.node)
+        return names
+
     def loader_sites_using(self, cls: ClassInfo) -> List[LoaderCall]:
         """Loader calls whose dataset argument is an instance of ``cls``."""
         out = []

@@ -158,6 +158,8 @@ class UnguardedEntryPoint(Rule):
         iterating = cls._functions_iterating(facts)
         reported: Set[cst.CSTNode] = set()
         for it in facts.iterations:
+            if it.node in facts.callees:
+                continue  # a call of a same-file function: reported below, naming the function
             if it.ctx.function is None and not it.ctx.guarded and spawn_exposed(it.site):
                 statement = it.ctx.top_statement
                 if statement not in reported:

@@ -10,7 +10,8 @@ from ..facts import constants as C
 from ..facts.model import LoaderCall, LoaderSite, LoopInfo
 from ..facts.mutation import DatasetReferences, assignments_into, dataset_change_in_loop
 from ..facts.model import Known
-from ..facts.resolve import evaluate, follow_single_binding, names_in, qualname_in
+from ..facts.resolve import names_in, qualname_in
+from ..facts.samplers import for_evaluation, loader_samplers, set_epoch_reaches
 from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
 
 
@@ -546,53 +547,17 @@ class DistributedSamplerWithoutSetEpoch(Rule):
 
     @classmethod
     def check(cls, facts, settings) -> Iterator[Finding]:
-        receivers = cls._set_epoch_receivers(facts)
-        if receivers is None:
-            return
+        epoch_set = set_epoch_reaches(facts)
+        if epoch_set is None:
+            return  # a set_epoch on a receiver that cannot be followed may be the fix
         reported: Set[cst.CSTNode] = set()
         for call in facts.loader_calls.values():
-            sampler = call.args["sampler"]
-            if sampler.expr is None:
-                continue
-            construction = cls._construction(sampler.expr, call.ctx.scope)
-            if construction is None or construction in reported:
-                continue
-            if source_of(sampler.expr) in receivers:
-                continue
-            if any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
-                reported.add(construction)
-                yield cls.finding(construction)
-
-    @staticmethod
-    def _construction(expr, scope) -> Optional[cst.Call]:
-        expr, scope = follow_single_binding(expr, scope)
-        if isinstance(expr, cst.Call) and qualname_in(expr.func, scope, C.DISTRIBUTED_SAMPLERS):
-            positional = [arg for arg in expr.args if arg.keyword is None and not arg.star]
-            shuffle = [arg for arg in expr.args if arg.keyword is not None and arg.keyword.value == "shuffle"]
-            # DistributedSampler(dataset, num_replicas, rank, shuffle, ...): shuffle is the fourth.
-            value = shuffle[0].value if shuffle else positional[3].value if len(positional) > 3 else None
-            if value is not None:
-                state = evaluate(value, scope)
-                if isinstance(state, Known) and not state.value:
-                    return None  # `shuffle=False`, also through a constant: the order is meant to repeat
-            return expr
-        return None
-
-    @staticmethod
-    def _set_epoch_receivers(facts) -> Optional[Set[str]]:
-        """Source texts of set_epoch receivers; None when one is unknowable (a parameter, x.sampler)."""
-        out: Set[str] = set()
-        for record in facts.calls:
-            func = record.node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "set_epoch":
-                receiver = func.value
-                if isinstance(receiver, cst.Attribute) and receiver.attr.value == "sampler":
-                    return None
-                fn = record.ctx.function
-                if isinstance(receiver, cst.Name) and fn is not None and receiver.value in fn.scope.params:
-                    return None
-                out.add(source_of(receiver))
-        return out
+            for sampler in loader_samplers(facts, call):
+                if sampler in reported or sampler in epoch_set or for_evaluation(facts, call, sampler):
+                    continue
+                if any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
+                    reported.add(sampler)
+                    yield cls.finding(sampler)
 
 
 class SynchronousLoading(Rule):
