@@ -72,7 +72,7 @@ def _autofix(rule) -> str:
     codemod = CODEMODS.get(rule.CODE) or MODULE_CODEMODS.get(rule.CODE)
     if codemod is None:
         return "None: the fix needs a decision the code does not show."
-    summary = " ".join(inspect.getdoc(codemod).split()).split(": ", 1)[-1]
+    summary = " ".join((inspect.getdoc(codemod) or "").split()).split(": ", 1)[-1]
     return (
         f"`python -m flake8_dataloader fix` rewrites it: {summary[0].lower()}{summary[1:]} Only where the result "
         "is certain to be equivalent or intended and a second lint shows the finding gone and nothing new; "

@@ -175,4 +175,5 @@ def parse(source: str, tree: Optional[ast.AST] = None) -> cst.Module:
         raise result
     if isinstance(result, Exception):  # ParserSyntaxError, TypeError on `() if 0 else(lambda:())`, ...
         raise ParseFailure(f"{type(result).__name__}: {result}".splitlines()[0]) from result
+    assert isinstance(result, BaseException)
     raise result  # KeyboardInterrupt, SystemExit, MemoryError

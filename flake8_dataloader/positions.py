@@ -11,15 +11,14 @@ ever changes, we fall back to PositionProvider.
 from __future__ import annotations
 
 import bisect
-from contextlib import contextmanager
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
 try:
     from libcst._nodes.internal import CodegenState
 except ImportError:  # pragma: no cover - depends on LibCST's internals
-    CodegenState = None
+    CodegenState = None  # type: ignore[assignment,misc]  # LibCST internals moved: the slow path
 
 
 if CodegenState is not None:
@@ -48,21 +47,34 @@ if CodegenState is not None:
             start = self._stack.pop()
             self.starts.setdefault(id(node), start)
 
-        @contextmanager
-        def record_syntactic_position(
+        def record_syntactic_position(  # type: ignore[override]  # LibCST only enters it with `with`
             self,
             node: cst.CSTNode,
             *,
             start_node: Optional[cst.CSTNode] = None,
             end_node: Optional[cst.CSTNode] = None,
-        ) -> Iterator[None]:
-            start = self.offset
-            try:
-                yield
-            finally:
-                if start_node is not None and id(start_node) in self.starts:
-                    start = self.starts[id(start_node)]
-                self.starts[id(node)] = start
+        ) -> "_Recording":
+            return _Recording(self, node, start_node)
+
+    class _Recording:
+        """`with state.record_syntactic_position(node):` as a plain class: LibCST enters one per
+        expression, and a generator-based context manager costs several times more."""
+
+        __slots__ = ("state", "node", "start_node", "start")
+
+        def __init__(self, state: _OffsetState, node: cst.CSTNode, start_node: Optional[cst.CSTNode]) -> None:
+            self.state, self.node, self.start_node = state, node, start_node
+            self.start = 0
+
+        def __enter__(self) -> None:
+            self.start = self.state.offset
+
+        def __exit__(self, *exc: object) -> None:
+            start = self.start
+            starts = self.state.starts
+            if self.start_node is not None and id(self.start_node) in starts:
+                start = starts[id(self.start_node)]
+            starts[id(self.node)] = start
 
 
 def _line_starts(source: str) -> List[int]:

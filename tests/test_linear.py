@@ -49,6 +49,18 @@ def self_attribute(n: int) -> str:
             "        for epoch in range(3):\n            for batch in loader:\n                pass\n")
 
 
+def name_chain(n: int) -> str:  # every name of a chain iterated: each query must not walk the chain again
+    names = "l0 = DataLoader(ds, num_workers=2)\n" + "".join(f"l{i} = l{i - 1}\n" for i in range(1, n))
+    loops = "".join(f"    for batch in l{i}:\n        pass\n" for i in range(n))
+    return HEADER + names + "for epoch in range(3):\n" + loops
+
+
+def container_chain(n: int) -> str:  # a loader carried through n nested list elements
+    chain = "c0 = [DataLoader(ds, num_workers=2)]\n" + "".join(f"c{i} = [c{i - 1}[0], c{i - 1}]\n" for i in range(1, n))
+    loops = "".join(f"    for batch in c{i}[0]:\n        pass\n" for i in range(n))
+    return HEADER + chain + "for epoch in range(3):\n" + loops
+
+
 def many_findings(n: int) -> str:  # fixing 200 findings: 15.8 s
     return HEADER + "".join(f"loader{i} = DataLoader(ds, persistent_workers=True)\n" for i in range(n))
 
@@ -60,6 +72,8 @@ SHAPES: Dict[str, Callable[[int], str]] = {
     "doubling_constants": doubling_constants,
     "mutual_names": mutual_names,
     "self_attribute": self_attribute,
+    "name_chain": name_chain,
+    "container_chain": container_chain,
 }
 
 
@@ -98,6 +112,8 @@ def test_analysis_work_grows_linearly(name):
         ("doubling_constants", 5, ["DL402", "DL301"]),
         ("mutual_names", 4, ["DL402", "DL301"]),  # every name of the cycle is DataLoader
         ("self_attribute", 4, ["DL402"]),  # once a RecursionError that dropped the file's findings
+        ("name_chain", 4, ["DL402", "DL301"]),
+        ("container_chain", 4, ["DL402", "DL301"]),
     ],
 )
 def test_the_shapes_still_give_their_findings(name, n, codes):
@@ -107,3 +123,16 @@ def test_the_shapes_still_give_their_findings(name, n, codes):
 def test_fix_command_work_grows_linearly():
     assert ratio(many_findings, lambda source: fix_source(source), 100) < 3
     assert len(fix_source(many_findings(200)).fixed) == 200
+
+
+def reversed_chain(n: int) -> str:  # the last name of an alias chain iterated first
+    names = "l0 = DataLoader(ds, num_workers=2)\n" + "".join(f"l{i} = l{i - 1}\n" for i in range(1, n))
+    return HEADER + names + f"for epoch in range(3):\n    for batch in l{n - 1}:\n        pass\n"
+
+
+def test_a_value_carried_too_deep_for_the_stack_is_given_up_not_a_crash():
+    # Within the flow's depth limit the loader is followed; past it, nothing is guessed and the
+    # file's other findings stay (a RecursionError would have dropped them all).
+    assert [code for _, _, code, _ in analyse(reversed_chain(90))] == ["DL402", "DL301"]
+    deep = reversed_chain(2000) + "DataLoader(ds, persistent_workers=True)\n"
+    assert [code for _, _, code, _ in analyse(deep)] == ["DL101"]

@@ -17,7 +17,7 @@ from ..facts.model import LoaderCall
 from ..facts.resolve import Scope, names_in, resolve
 from ..rules.base import Finding
 from ..rules.dl5_correctness import iterable_classes, single_use_return
-from .edits import Plan, body_statements, comment_line, keyword_arg, removable, with_leading_lines
+from .edits import Plan, Statement, body_statements, comment_line, keyword_arg, removable, with_leading_lines
 from .tree import comments_in, variable_children, walk
 
 Outcome = Union[Plan, str]  # a str is the reason the finding is left alone
@@ -107,29 +107,31 @@ def _index(call: cst.Call, arg: cst.Arg) -> int:
 
 def drop_argument(finding: Finding, ctx: FixContext) -> Outcome:
     """DL101, DL102: drop the argument, which cannot apply to a single-process loader."""
-    owner = ctx.keyword_owner.get(finding.node)
-    if owner is None:
+    arg = finding.node
+    owner = ctx.keyword_owner.get(arg) if isinstance(arg, cst.Arg) else None
+    if owner is None or not isinstance(arg, cst.Arg):
         return "the argument comes through **kwargs"
-    if not removable(finding.node):
+    if not removable(arg):
         return "a comment inside the argument would be lost"
     call, _ = owner
     plan = Plan()
-    plan.call(call.node).remove.add(_index(call.node, finding.node))
+    plan.call(call.node).remove.add(_index(call.node, arg))
     return plan
 
 
 def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
     """DL104: guard the argument by the worker count, `persistent_workers=<workers> > 0`
     or `prefetch_factor=<v> if <workers> > 0 else None`."""
-    owner = ctx.keyword_owner.get(finding.node)
-    if owner is None:
+    arg = finding.node
+    owner = ctx.keyword_owner.get(arg) if isinstance(arg, cst.Arg) else None
+    if owner is None or not isinstance(arg, cst.Arg):
         return "the argument comes through **kwargs"
     call, name = owner
     workers_text = _workers_text(call)
     if workers_text is None:
-        workers = code(call.num_workers.expr)
+        expr = call.num_workers.expr
+        workers = code(expr) if expr is not None else "**kwargs"
         return f"num_workers ({workers}) is not a plain name or attribute: it would be evaluated twice"
-    arg = finding.node
     if name == "persistent_workers":
         if not (isinstance(arg.value, cst.Name) and arg.value.value == "True") and not isinstance(
             arg.value, cst.Integer
@@ -149,7 +151,7 @@ def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
 
 def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
     """DL402: add `persistent_workers=True`, or `persistent_workers=<workers> > 0` when the count is unknown here."""
-    call = ctx.facts.loader_calls.get(finding.node)
+    call = ctx.facts.loader_calls.get(finding.node) if isinstance(finding.node, cst.Call) else None
     if call is None:
         return "the loader is built by a factory function of this file; set persistent_workers there"
     targets = resolve(call.node.func, call.ctx.scope)
@@ -237,7 +239,9 @@ def _not_local(ctx: FixContext, call: cst.Call, name: str) -> Optional[str]:
 def _hasattr_guard(ctx: FixContext, line: cst.SimpleStatementLine, name: str) -> Optional[cst.If]:
     """The `if hasattr(name, "_shutdown_workers"):` whose only statement is ``line``."""
     block = ctx.parent(line)
-    guard = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    guard = ctx.parent(block)
     if not isinstance(guard, cst.If) or guard.orelse is not None or len(block.body) != 1 or len(line.body) != 1:
         return None
     if not isinstance(ctx.parent(guard), (cst.IndentedBlock, cst.Module)):  # an `elif`
@@ -259,17 +263,19 @@ def delete_loader(finding: Finding, ctx: FixContext) -> Outcome:
     """DL404: replace `loader._shutdown_workers()` (and its `hasattr` guard) with `del loader`;
     unwrap `with closing(x) as y:` into `y = x`."""
     call = finding.node
+    if not isinstance(call, cst.Call):
+        return "the finding is not on a call"
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "_shutdown_workers":
         return _replace_shutdown_call(call, ctx)
     return _unwrap_closing(call, ctx)
 
 
 def _replace_shutdown_call(call: cst.Call, ctx: FixContext) -> Outcome:
-    target = call.func.value
+    target = call.func.value if isinstance(call.func, cst.Attribute) else None
     if not isinstance(target, cst.Name):
         return "del of an attribute would break later uses of it; delete the reference by hand"
     expression = ctx.parent(call)
-    line = ctx.parent(expression)
+    line = ctx.parent(expression) if expression is not None else None
     if not isinstance(expression, cst.Expr) or not isinstance(line, cst.SimpleStatementLine):
         return "the call is part of a larger expression"
     not_local = _not_local(ctx, call, target.value)
@@ -286,6 +292,7 @@ def _replace_shutdown_call(call: cst.Call, ctx: FixContext) -> Outcome:
 
         def replace_guard(updated: cst.If) -> cst.SimpleStatementLine:
             inner = updated.body.body[0]
+            assert isinstance(inner, cst.SimpleStatementLine)  # checked by _hasattr_guard
             return cst.SimpleStatementLine(
                 body=[cst.Del(target=cst.Name(target.value))],
                 leading_lines=[*updated.leading_lines, *inner.leading_lines],
@@ -302,7 +309,7 @@ def _replace_shutdown_call(call: cst.Call, ctx: FixContext) -> Outcome:
 
 def _unwrap_closing(call: cst.Call, ctx: FixContext) -> Outcome:
     item = ctx.parent(call)
-    statement = ctx.parent(item)
+    statement = ctx.parent(item) if item is not None else None
     if not isinstance(item, cst.WithItem) or item.item is not call or not isinstance(statement, cst.With):
         return "closing() is not used as a with item"
     if statement.asynchronous is not None or isinstance(statement.lpar, cst.LeftParen):
@@ -319,9 +326,11 @@ def _unwrap_closing(call: cst.Call, ctx: FixContext) -> Outcome:
         return "comments at the end of the with block would move"
 
     def unwrap(updated: cst.With) -> cst.FlattenSentinel:
-        loader = updated.items[0].item.args[0].value
+        closing = updated.items[0].item
+        assert isinstance(closing, cst.Call)  # the closing(x) call checked above
+        loader = closing.args[0].value
         header = updated.body.header if isinstance(updated.body, cst.IndentedBlock) else None
-        first: List[cst.BaseStatement] = []
+        first: List[Statement] = []
         if target is not None and not (isinstance(loader, cst.Name) and loader.value == target.value):
             assign = cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=loader)
             first = [cst.SimpleStatementLine(body=[assign], trailing_whitespace=header or cst.TrailingWhitespace())]
@@ -368,7 +377,8 @@ def guard_entry_point(findings: List[Finding], ctx: FixContext) -> Outcome:
     kept = [i for i in tail if isinstance(body[i], (cst.FunctionDef, cst.ClassDef))]
     moved = [i for i in tail if i not in kept]
     for i in moved:
-        if _existing_guard(body[i]) and body[i].orelse is not None:
+        statement = body[i]
+        if isinstance(statement, cst.If) and _existing_guard(statement) and statement.orelse is not None:
             return "a main guard with an else branch follows"
     moved_nodes = list(walk([body[i] for i in moved], _existing_guard))
     moved_ids = {id(node) for node in moved_nodes}
@@ -383,7 +393,9 @@ def guard_entry_point(findings: List[Finding], ctx: FixContext) -> Outcome:
         return reason
     module_bindings = ctx.facts.module_scope.bindings
     for i in kept:
-        name = body[i].name.value
+        definition = body[i]
+        assert isinstance(definition, (cst.FunctionDef, cst.ClassDef))
+        name = definition.name.value
         if len(module_bindings.get(name, ())) > 1:
             return f"{name} is bound more than once at module level: moving its def could change which one runs"
 
@@ -474,7 +486,7 @@ def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Opt
     return None
 
 
-def _guard(moved: List[cst.BaseStatement], after_definition: bool) -> cst.If:
+def _guard(moved: List[Statement], after_definition: bool) -> cst.If:
     """``if __name__ == "__main__":`` around ``moved``; a main guard among them is merged in.
 
     Blank lines follow pycodestyle: at most one between statements inside the guard, two
@@ -482,10 +494,10 @@ def _guard(moved: List[cst.BaseStatement], after_definition: bool) -> cst.If:
     """
     test: cst.BaseExpression = cst.parse_expression('__name__ == "__main__"')
     header = cst.TrailingWhitespace()
-    statements: List[cst.BaseStatement] = []
+    statements: List[Statement] = []
     pending: List[cst.EmptyLine] = []
     for statement in moved:
-        if _existing_guard(statement):
+        if isinstance(statement, cst.If) and _existing_guard(statement):
             inner = body_statements(statement.body)
             test = statement.test
             if isinstance(statement.body, cst.IndentedBlock):

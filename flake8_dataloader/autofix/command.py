@@ -16,7 +16,7 @@ import sys
 import tokenize
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, List, Optional, TextIO, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Dict, List, Optional, TextIO, Tuple
 
 from flake8.discover_files import expand_paths
 from flake8.options.parse_args import parse_args
@@ -47,7 +47,7 @@ class Flake8View:
 
     def files(self) -> List[Tuple[str, str]]:
         """Each file to fix, with the tree it was found in (the argument; a file's own directory)."""
-        found = {}
+        found: Dict[str, str] = {}
         for argument in self.options.filenames or ["."]:
             root = argument if argument == STDIN or os.path.isdir(argument) else os.path.dirname(argument) or "."
             for path in expand_paths(
@@ -155,14 +155,13 @@ def _fix_one(path: str, root: str, view: Flake8View, diff: bool, out: BinaryIO, 
             raise
         print(f"{name}: internal error, file left unchanged: {type(exc).__name__}: {exc}", file=err)
         status = EXIT_ERROR
-    changed = fixed is not None and fixed.changed
     if diff:
-        if changed:
+        if fixed is not None and fixed.changed:
             out.write("".join(fixed.diff()).encode("utf-8"))
             status = max(status, EXIT_WOULD_CHANGE)
     elif path == STDIN:
         out.write(fixed.encoded() if fixed is not None else data)
-    elif changed:
+    elif fixed is not None and fixed.changed:
         try:
             replace_contents(path, data, fixed.encoded())
         except NotWritten as exc:

@@ -8,14 +8,14 @@ indexed against the original call, so several rules can edit one call at once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Tuple, Callable, Dict, List, Optional, Set, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
 from .tree import comments_in, walk
 
-Whitespace = Union[cst.SimpleWhitespace, cst.ParenthesizedWhitespace]
-StatementEdit = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]]
+Whitespace = cst.BaseParenthesizableWhitespace
+StatementEdit = Callable[[Any], Any]  # the updated statement -> its replacement (a node or a FlattenSentinel)
 
 
 def _merge(first: Whitespace, second: Whitespace, at_end: bool = False) -> Whitespace:
@@ -24,13 +24,9 @@ def _merge(first: Whitespace, second: Whitespace, at_end: bool = False) -> White
     Between two spaces-only separators, the one next to the bracket wins (``at_end``: the
     closing one), so `f(a, b)` loses `b` as `f(a)` and `a` as `f(b)`.
     """
-    first_lines = isinstance(first, cst.ParenthesizedWhitespace)
-    second_lines = isinstance(second, cst.ParenthesizedWhitespace)
-    if not first_lines and not second_lines:
-        return second if at_end else first
-    if not second_lines:
-        return first
-    if not first_lines:
+    if not isinstance(second, cst.ParenthesizedWhitespace):
+        return first if isinstance(first, cst.ParenthesizedWhitespace) or not at_end else second
+    if not isinstance(first, cst.ParenthesizedWhitespace):
         return second
     moved = []
     if first.first_line.comment is not None and second.first_line.comment is not None:
@@ -69,6 +65,7 @@ def _remove(call: cst.Call, args: List[cst.Arg], index: int) -> cst.Call:
             return call.with_changes(args=[], whitespace_before_args=_merge(before, after))
         return call.with_changes(args=rest, whitespace_before_args=_merge(before, after))
     previous = args[index - 1]
+    assert isinstance(previous.comma, cst.Comma)  # every argument but the last has one
     merged = _merge(previous.comma.whitespace_after, after, at_end=index == len(args) - 1)
     if index < len(args) - 1 or isinstance(arg.comma, cst.Comma):
         previous = previous.with_changes(comma=previous.comma.with_changes(whitespace_after=merged))
@@ -108,6 +105,10 @@ def keyword_arg(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Arg
     return cst.Arg(keyword=cst.Name(name), value=value, equal=equal)
 
 
+def _keywords(args: List[cst.Arg]) -> Set[str]:
+    return {a.keyword.value for a in args if a.keyword is not None}
+
+
 @dataclass
 class CallEdit:
     """Changes to one call's arguments, by their index in the original call."""
@@ -117,7 +118,7 @@ class CallEdit:
     append: List[cst.Arg] = field(default_factory=list)
 
     def conflicts(self, other: "CallEdit") -> bool:
-        names = {a.keyword.value for a in self.append} & {a.keyword.value for a in other.append}
+        names = _keywords(self.append) & _keywords(other.append)
         touched = self.remove | set(self.values)
         return bool(names or (touched & (other.remove | set(other.values))))
 
@@ -193,7 +194,9 @@ class _Apply(cst.CSTTransformer):
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self.edited = []
 
-    def leave_SimpleStatementLine(self, original_node, updated_node):
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
         edited, self.edited = self.edited, []
         if self.max_line_length is None or not edited:
             return updated_node
@@ -219,10 +222,11 @@ class _Apply(cst.CSTTransformer):
                     before = position + code.rfind(self.module.code_for_node(call.args[-2]), 0, last_at - position)
                     break_last[id(call)] = _line_at(text, before)[1]
         if too_long:
-            updated_node = updated_node.visit(_OnePerLine(too_long, self.module.default_indent))
+            wrapped = updated_node.visit(_OnePerLine(too_long, self.module.default_indent))
+            updated_node = cast(cst.SimpleStatementLine, wrapped)
         if break_last:
-            updated_node = updated_node.visit(_BreakBeforeLast(break_last))
-        return updated_node
+            updated_node = cast(cst.SimpleStatementLine, updated_node.visit(_BreakBeforeLast(break_last)))
+        return updated_node  # the transformers only rewrite calls inside the line
 
     def on_leave(self, original_node, updated_node):
         updated = super().on_leave(original_node, updated_node)
@@ -342,7 +346,7 @@ class _DropImports(cst.CSTTransformer):
 def _bound_name(alias: cst.ImportAlias) -> str:
     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
         return alias.asname.name.value
-    node = alias.name
+    node: cst.BaseExpression = alias.name
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else ""
@@ -362,14 +366,18 @@ def apply(module: cst.Module, plan: Plan, max_line_length: Optional[int] = None)
     return fixed
 
 
-def body_statements(block: Union[cst.IndentedBlock, cst.SimpleStatementSuite]) -> List[cst.BaseStatement]:
+Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
+
+
+def body_statements(block: cst.BaseSuite) -> List[Statement]:
     """A block's statements as lines that can stand at any indentation."""
     if isinstance(block, cst.IndentedBlock):
-        return list(block.body)
+        return [cast(Statement, statement) for statement in block.body]
+    assert isinstance(block, cst.SimpleStatementSuite)
     return [cst.SimpleStatementLine(body=list(block.body), trailing_whitespace=block.trailing_whitespace)]
 
 
-def with_leading_lines(statement: cst.BaseStatement, lines) -> cst.BaseStatement:
+def with_leading_lines(statement: Statement, lines: Sequence[cst.EmptyLine]) -> Statement:
     """``lines`` added before the statement's own; blank lines carry no indentation wherever it moves."""
     merged = [*lines, *statement.leading_lines]
     return statement.with_changes(

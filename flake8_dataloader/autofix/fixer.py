@@ -67,6 +67,11 @@ class _Candidate:
     outcome: Outcome
     positions: List[Tuple[int, int]]
 
+    @property
+    def plan(self) -> Plan:
+        assert isinstance(self.outcome, Plan)  # candidates with a reason are set aside before the rounds
+        return self.outcome
+
 
 def _candidates(analysis: Analysis, source: str, codes: Collection[str], honour_noqa: bool) -> List[_Candidate]:
     relevant = [f for f in analysis.findings if f.code in codes]
@@ -193,25 +198,25 @@ def _round(checker: _Checker, plans: List[_Candidate], result: FixResult) -> Tup
     is halved until each failing fix is found alone (it stays, with its reason). A module
     restructure (DL301) runs alone, in a round without other fixes.
     """
-    ordinary = [c for c in plans if not c.outcome.exclusive]
+    ordinary = [c for c in plans if not c.plan.exclusive]
     kept: List[_Candidate] = []
     verdict = _Check(None)
     while ordinary:
         batch: List[_Candidate] = []
         waiting: List[_Candidate] = []
         for candidate in ordinary:
-            if any(c.outcome.conflicts(candidate.outcome) for c in [*kept, *batch]):
+            if any(c.plan.conflicts(candidate.plan) for c in [*kept, *batch]):
                 waiting.append(candidate)
             else:
                 batch.append(candidate)
         if not batch:
             break  # everything left collides with a kept fix: next round
         kept, verdict = _settle(checker, kept, verdict, batch, result)
-        ordinary = [c for c in waiting if not any(k.outcome.conflicts(c.outcome) for k in kept)]
+        ordinary = [c for c in waiting if not any(k.plan.conflicts(c.plan) for k in kept)]
     if kept:
         return kept, verdict
     for candidate in plans:
-        if candidate.outcome.exclusive:
+        if candidate.plan.exclusive:
             verdict = checker.check([candidate])
             if verdict.problem is None:
                 return [candidate], verdict

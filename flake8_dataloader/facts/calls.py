@@ -94,7 +94,7 @@ class CallGraph(ClassFacts):
             cls = None
             if isinstance(receiver, cst.Name):
                 enclosing, method = self.enclosing_class(scope)
-                if enclosing is not None and method is not None and method.params and receiver.value == method.params[0]:
+                if enclosing is not None and method is not None and method.params[:1] == [receiver.value]:
                     cls = enclosing
                 else:
                     targets = resolve(receiver, scope)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
 from .model import CallRecord, ClassInfo, Context, FunctionInfo, LoopInfo, Mutation
+from .nodes import children
 from .resolve import Binding, BindingKind, Scope, ScopeKind
 
 
@@ -24,39 +24,6 @@ def is_main_guard(test: cst.BaseExpression) -> bool:
         isinstance(s, cst.SimpleString) and s.evaluated_value == "__main__" for s in sides
     )
     return has_name and has_main
-
-
-# Fields that hold only tokens and whitespace: never walked.
-_TOKEN_FIELDS = frozenset(
-    {
-        "leading_lines", "lines_after_decorators", "lpar", "rpar", "header", "footer", "comma", "semicolon",
-        "equal", "colon", "operator", "asynchronous", "dot", "lbracket", "rbracket", "lbrace", "rbrace",
-        "star_tok", "arrow", "lines_after_docstring",
-    }
-)
-_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
-
-
-def _child_fields(cls: type) -> Tuple[str, ...]:
-    fields = _CHILD_FIELDS.get(cls)
-    if fields is None:
-        fields = tuple(
-            f.name for f in dataclasses.fields(cls) if f.name not in _TOKEN_FIELDS and "whitespace" not in f.name
-        )
-        _CHILD_FIELDS[cls] = fields
-    return fields
-
-
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Syntactic children in source order, without LibCST's rebuild-on-visit machinery."""
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
 
 
 class Collector(cst.CSTVisitor):
@@ -80,12 +47,12 @@ class Collector(cst.CSTVisitor):
 
     def __init__(self) -> None:
         super().__init__()
-        self.module_scope: Optional[Scope] = None
-        self.scope: Optional[Scope] = None
+        self.module_scope: Optional[Scope] = None  # set by visit_Module
+        self.scope: Scope = Scope(ScopeKind.MODULE, cst.Module(body=[]), None)  # replaced by visit_Module
         self.functions: Dict[cst.FunctionDef, FunctionInfo] = {}
         self.classes: Dict[cst.ClassDef, ClassInfo] = {}
         self.calls: List[CallRecord] = []
-        self.for_loops: List[Tuple[LoopInfo, cst.CSTNode, Context]] = []
+        self.for_loops: List[Tuple[LoopInfo, cst.For, Context]] = []
         self.comprehension_iters: List[Tuple[cst.BaseExpression, Context]] = []
         self.yield_froms: List[Tuple[cst.BaseExpression, Context]] = []
         self.mutations: List[Mutation] = []
@@ -214,7 +181,8 @@ class Collector(cst.CSTVisitor):
             return
         for alias in node.names:
             name = _dotted(alias.name)
-            local = alias.asname.name.value if alias.asname is not None else name
+            asname = alias.asname.name if alias.asname is not None else None
+            local = asname.value if isinstance(asname, cst.Name) else name
             self.bind(local, BindingKind.IMPORT, qualname=f"{module}.{name}", node=node)
 
     # -- definitions -------------------------------------------------------
@@ -231,7 +199,7 @@ class Collector(cst.CSTVisitor):
         scope.params.update(params)
         for name in scope.params:
             scope.add(Binding(name=name, kind=BindingKind.PARAM, scope=scope, node=node))
-        owner = self.scope.info if self.scope.kind == "class" else None
+        owner = self.scope.info if isinstance(self.scope.info, ClassInfo) else None
         if owner is not None and _is_static(node):
             owner = None
             params = ["<static>"] + params  # keep the receiver-free call mapping uniform
@@ -254,7 +222,7 @@ class Collector(cst.CSTVisitor):
             self._loop_stacks.append([])
 
         def leave() -> None:
-            self.scope = scope.parent
+            self.scope = scope.parent or scope
             self._functions.pop()
             self._loop_stacks.pop()
 
@@ -277,7 +245,7 @@ class Collector(cst.CSTVisitor):
             self.scope = scope
 
         def leave() -> None:
-            self.scope = scope.parent
+            self.scope = scope.parent or scope
 
         self._around(node.body, enter, leave)
 

@@ -63,6 +63,10 @@ def constant_key(expr: cst.BaseExpression, scope: Scope) -> Key:
     return ANY
 
 
+def _key_matches(element: cst.DictElement, key: Key, scope: Scope) -> bool:
+    return key is ANY or constant_key(element.key, scope) in (key, ANY)
+
+
 class ValueFlow(CallGraph):
     def __init__(self, collector: Collector, loader_names: FrozenSet[str]) -> None:
         super().__init__(collector, loader_names)
@@ -70,7 +74,7 @@ class ValueFlow(CallGraph):
         # Where loaders come into being: a loader call, or a call of a same-file factory.
         self.sites: Dict[cst.Call, LoaderSite] = {}
         # A factory call's loaders returned inside a tuple/list/dict, by element key.
-        self.element_sites: Dict[Tuple[cst.Call, Key], LoaderSite] = {}
+        self.element_sites: Dict[cst.Call, Dict[Key, LoaderSite]] = {}
         self.factories: Dict[FunctionInfo, Dict[Path, List[LoaderCall]]] = {}
         self._memo: UnionMemo[Tuple[cst.CSTNode, Path, Mode], Value] = UnionMemo()
         self._names: Optional[Dict[Tuple[cst.CSTNode, Optional[int]], Set[str]]] = None
@@ -82,9 +86,12 @@ class ValueFlow(CallGraph):
         """The terminal values ``expr`` (in ``scope``), indexed by ``path``, may evaluate to."""
         if len(path) > MAX_PATH:
             return frozenset()
-        return self._memo.get((expr, path, mode), lambda: frozenset(self._compute(expr, scope, path, mode)))
+        return self._memo.get((expr, path, mode), self._compute, expr, scope, path, mode)
 
-    def _compute(self, expr: cst.CSTNode, scope: Scope, path: Path, mode: Mode) -> Set[Value]:
+    def _compute(self, expr: cst.CSTNode, scope: Scope, path: Path, mode: Mode) -> FrozenSet[Value]:
+        return frozenset(self._terminals(expr, scope, path, mode))
+
+    def _terminals(self, expr: cst.CSTNode, scope: Scope, path: Path, mode: Mode) -> Set[Value]:
         if isinstance(expr, cst.Name):
             return self._name_values(expr, scope, path, mode)
         if isinstance(expr, cst.Attribute):
@@ -138,10 +145,10 @@ class ValueFlow(CallGraph):
             func = binding.scope.info
             arguments = self.arguments_for(func, binding.name) if isinstance(func, FunctionInfo) else []
             if mode.params and arguments:
-                out: Set[Value] = set()
-                for arg, arg_scope in arguments:
-                    out |= self.values(arg, arg_scope, path, mode)
-                return out
+                passed: Set[Value] = set()
+                for argument, argument_scope in arguments:
+                    passed |= self.values(argument, argument_scope, path, mode)
+                return passed
         return {Value(use, scope, path)}  # an import, def, class, parameter or unknown binding
 
     def _for_target_values(self, loop: cst.For, binding: Binding, path: Path, mode: Mode) -> Set[Value]:
@@ -187,7 +194,7 @@ class ValueFlow(CallGraph):
             for element in expr.elements:
                 if isinstance(element, cst.StarredDictElement):
                     out |= self.values(element.value, scope, path, mode)
-                elif key is ANY or constant_key(element.key, scope) in (key, ANY):
+                elif isinstance(element, cst.DictElement) and _key_matches(element, key, scope):
                     out |= self.values(element.value, scope, rest, mode)
             return out
         assert isinstance(expr, (cst.Tuple, cst.List, cst.Set))
@@ -197,17 +204,17 @@ class ValueFlow(CallGraph):
             if -len(elements) <= key < len(elements):
                 return set(self.values(elements[key].value, scope, rest, mode))
             return out
-        for element in elements:
-            if isinstance(element, cst.StarredElement):
-                out |= self.values(element.value, scope, (ANY, *rest), mode)
+        for item in elements:
+            if isinstance(item, cst.StarredElement):
+                out |= self.values(item.value, scope, (ANY, *rest), mode)
             else:
-                out |= self.values(element.value, scope, rest, mode)
+                out |= self.values(item.value, scope, rest, mode)
         return out
 
     def _call_values(self, call: cst.Call, scope: Scope, path: Path, mode: Mode) -> Set[Value]:
         if not path and call in self.sites:
             return {Value(call, scope, path)}
-        if path and (call, path[0]) in self.element_sites or (path and path[0] is ANY and self._has_elements(call)):
+        if path and (path[0] in self.element_sites.get(call, {}) or (path[0] is ANY and call in self.element_sites)):
             return {Value(call, scope, path)}
         name = last_name(call.func)
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
@@ -247,7 +254,7 @@ class ValueFlow(CallGraph):
         return site is not None and site.ctx.function is func
 
     def _has_elements(self, call: cst.Call) -> bool:
-        return any(key_call is call for key_call, _ in self.element_sites)
+        return call in self.element_sites
 
     def _is_param(self, name: cst.Name, func: FunctionInfo) -> bool:
         return name.value in func.scope.params and func.scope.lookup(name.value) is func.scope
@@ -255,7 +262,7 @@ class ValueFlow(CallGraph):
     # -- loaders -------------------------------------------------------------
     def _is_site_value(self, value: Value) -> bool:
         return self.site_of_value(value) is not None or (
-            bool(value.path) and value.path[0] is ANY and isinstance(value.node, cst.Call) and self._has_elements(value.node)
+            value.path[:1] == (ANY,) and isinstance(value.node, cst.Call) and self._has_elements(value.node)
         )
 
     def site_of_value(self, value: Value) -> Optional[LoaderSite]:
@@ -264,7 +271,7 @@ class ValueFlow(CallGraph):
         if not value.path:
             return self.sites.get(value.node)
         if len(value.path) == 1:
-            return self.element_sites.get((value.node, value.path[0]))
+            return self.element_sites.get(value.node, {}).get(value.path[0])
         return None
 
     def _sites_in(self, found: FrozenSet[Value]) -> Set[LoaderSite]:
@@ -274,7 +281,7 @@ class ValueFlow(CallGraph):
             if site is not None:
                 out.add(site)
             elif len(value.path) == 1 and value.path[0] is ANY and isinstance(value.node, cst.Call):
-                out.update(s for (c, _), s in self.element_sites.items() if c is value.node)
+                out.update(self.element_sites.get(value.node, {}).values())
         return out
 
     def sites_of(self, expr: cst.CSTNode, scope: Scope) -> Set[LoaderSite]:
@@ -287,7 +294,7 @@ class ValueFlow(CallGraph):
 
     def loader_sites(self) -> List[LoaderSite]:
         """Every site: loader calls, factory calls, and factory calls' tuple/dict elements."""
-        return [*self.sites.values(), *self.element_sites.values()]
+        return [*self.sites.values(), *(s for by_key in self.element_sites.values() for s in by_key.values())]
 
     def names_of(self, node: cst.CSTNode, index: Optional[int] = None) -> Set[str]:
         """Names and `self` attributes bound to ``node`` (element ``index`` of it, when unpacked)."""

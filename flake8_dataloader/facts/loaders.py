@@ -65,7 +65,7 @@ class LoaderFacts(ValueFlow):
                     if not path:
                         self.sites[record.node] = site
                     else:
-                        self.element_sites.setdefault((record.node, path[0]), site)
+                        self.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
         self._memo = UnionMemo()
 
     def _made_loaders(self, func: FunctionInfo) -> Dict[Path, List[LoaderCall]]:
@@ -96,7 +96,7 @@ class LoaderFacts(ValueFlow):
             keys = {constant_key(e.key, scope) for e in node.elements if isinstance(e, cst.DictElement)}
             return {k for k in keys if k is not ANY}
         if isinstance(node, cst.Call):
-            return {key for call, key in self.element_sites if call is node}
+            return set(self.element_sites.get(node, {}))
         return set()
 
     def sites_of_call(self, call: LoaderCall) -> List[LoaderSite]:
@@ -106,9 +106,9 @@ class LoaderFacts(ValueFlow):
     def site_names(self, site: LoaderSite) -> Set[str]:
         """The names a site's loader is bound to where it is made (`val_loader = ...`)."""
         names: Set[str] = set()
-        for (call, key), element in self.element_sites.items():
+        for key, element in self.element_sites.get(site.node, {}).items():
             if element is site:
-                names |= self.names_of(call, key if isinstance(key, int) else None)
+                names |= self.names_of(site.node, key if isinstance(key, int) else None)
         if self.sites.get(site.node) is site:
             names |= self.names_of(site.node)
         return names

@@ -15,6 +15,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from .model import Known, Unknown
+from .nodes import children
 
 # A resolved target: an external dotted name, or a definition in this file.
 Target = Union[str, cst.FunctionDef, cst.ClassDef, None]
@@ -60,7 +61,7 @@ class Scope:
         self.global_names: Set[str] = set()
         self.nonlocal_names: Set[str] = set()
         self.star_imports: List[str] = []
-        self.info = None  # FunctionInfo or ClassInfo
+        self.info: object = None  # the FunctionInfo or ClassInfo of a function or class scope
         self.resolver: Optional["NameResolver"] = None  # the module scope's memo of resolved names
 
     @property
@@ -111,8 +112,9 @@ def follow_single_binding(expr: cst.BaseExpression, scope: Scope) -> Tuple[cst.B
     """The value a name is assigned when it is bound exactly once; anything else unchanged."""
     if isinstance(expr, cst.Name):
         bindings = scope.bindings_of(expr.value)
-        if len(bindings) == 1 and bindings[0].kind == "assign" and bindings[0].value is not None:
-            return bindings[0].value, bindings[0].scope
+        value = bindings[0].value if len(bindings) == 1 and bindings[0].kind == BindingKind.ASSIGN else None
+        if isinstance(value, cst.BaseExpression):
+            return value, bindings[0].scope
     return expr, scope
 
 
@@ -318,7 +320,8 @@ def _evaluate_name(name: str, scope: Scope, depth: int):
     key = id(binding)
     if key not in memo:
         memo[key] = Unknown(f"{name} is defined in terms of itself")
-        memo[key] = evaluate(binding.value, binding.scope, depth + 1)
+        value = binding.value
+        memo[key] = evaluate(value, binding.scope, depth + 1) if isinstance(value, cst.BaseExpression) else memo[key]
     return memo[key]
 
 
@@ -340,20 +343,15 @@ def source_of(node: cst.CSTNode) -> str:
 
 
 def names_in(node: cst.CSTNode) -> Set[str]:
-    """Every bare name read in an expression (attribute names excluded)."""
+    """Every bare name read in an expression (attribute names and keywords excluded)."""
     found: Set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
-
-    node.visit(_Names())
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, (cst.Attribute, cst.Arg)):
+            stack.append(current.value)
+        else:
+            stack.extend(children(current))
     return found

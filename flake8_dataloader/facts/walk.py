@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, Generic, Hashable, List, Set, TypeVar
+from typing import Any, Callable, Dict, FrozenSet, Generic, Hashable, List, Set, TypeVar
 
 K = TypeVar("K", bound=Hashable)
+# Nested walk frames at most (each costs a few Python frames; Python allows 1,000 by default).
+MAX_DEPTH = 100
 V = TypeVar("V")
 
 
@@ -36,7 +38,7 @@ class UnionMemo(Generic[K, V]):
         self._depth: Dict[K, int] = {}
         self._low: List[int] = []
 
-    def get(self, key: K, compute: Callable[[], FrozenSet[V]]) -> FrozenSet[V]:
+    def get(self, key: K, compute: Callable[..., FrozenSet[V]], *args: Any) -> FrozenSet[V]:
         done = self._done.get(key)
         if done is not None:
             return done
@@ -46,10 +48,15 @@ class UnionMemo(Generic[K, V]):
                 self._low[-1] = min(self._low[-1], depth)
             return frozenset()
         depth = len(self._low)
+        if depth >= MAX_DEPTH:
+            # Too deep to follow on Python's stack (a chain of hundreds of aliases): give up
+            # here, and keep every frame above from storing what is now incomplete.
+            self._low[-1] = -1
+            return frozenset()
         self._depth[key] = depth
         self._low.append(depth)
         try:
-            value = compute()
+            value = compute(*args)
         finally:
             low = self._low.pop()
             del self._depth[key]

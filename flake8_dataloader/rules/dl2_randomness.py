@@ -221,7 +221,7 @@ class UnseededDatasetRng(Rule):
                 func = call.func
                 receiver = func.value if isinstance(func, cst.Attribute) else None
                 key = None
-                if receiver is not None and _is_self_attr(receiver, method) and receiver.attr.value in rngs:
+                if isinstance(receiver, cst.Attribute) and _is_self_attr(receiver, method) and receiver.attr.value in rngs:
                     key = receiver.attr.value
                 elif isinstance(receiver, cst.Name) and receiver.value in module_rngs:
                     if scope.lookup(receiver.value) is facts.module_scope:

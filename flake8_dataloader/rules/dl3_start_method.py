@@ -55,6 +55,8 @@ def uses_fork_context(call: LoaderCall) -> bool:
     arg = call.args["multiprocessing_context"]
     if arg.known:
         return arg.state.value == "fork"
+    if arg.expr is None:
+        return False
     expr, scope = follow_single_binding(arg.expr, call.ctx.scope)
     if isinstance(expr, cst.Call) and all(t in GET_CONTEXT for t in resolve(expr.func, scope)):
         method = _first_arg(expr, "method")

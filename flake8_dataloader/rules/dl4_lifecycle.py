@@ -9,7 +9,6 @@ import libcst as cst
 from ..facts import constants as C
 from ..facts.model import LoaderCall, LoaderSite, LoopInfo
 from ..facts.mutation import DatasetReferences, assignments_into, dataset_change_in_loop
-from ..facts.model import Known
 from ..facts.resolve import names_in, qualname_in
 from ..facts.samplers import for_evaluation, loader_samplers, set_epoch_reaches
 from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of

@@ -1,0 +1,40 @@
+"""Walking LibCST nodes cheaply: syntactic children without the visitor machinery."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, Iterator, Tuple
+
+import libcst as cst
+
+# Fields that hold only tokens and whitespace: never walked.
+_TOKEN_FIELDS = frozenset(
+    {
+        "leading_lines", "lines_after_decorators", "lpar", "rpar", "header", "footer", "comma", "semicolon",
+        "equal", "colon", "operator", "asynchronous", "dot", "lbracket", "rbracket", "lbrace", "rbrace",
+        "star_tok", "arrow", "lines_after_docstring",
+    }
+)
+_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> Tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        fields = tuple(
+            f.name for f in dataclasses.fields(cls) if f.name not in _TOKEN_FIELDS and "whitespace" not in f.name
+        )
+        _CHILD_FIELDS[cls] = fields
+    return fields
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Syntactic children in source order, without LibCST's rebuild-on-visit machinery."""
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
