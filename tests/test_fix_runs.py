@@ -28,6 +28,10 @@ EXPECTED_OUTPUT = {
         "shuffled_in_place [[2, 0, 1, 3], [2, 0, 3, 1], [2, 3, 0, 1]]\nimported_dataset [0, 1, 2]\n"
         "unchanging [6, 6, 6]\n"
     ),
+    "dl402_factories.py": (
+        "tuple 8 [[6.0, 22.0], [6.0, 22.0], [6.0, 22.0]]\ndict [[1.0, 5.0, 9.0, 13.0], [1.0, 5.0, 9.0, 13.0]]\n"
+        "endless [28.0, 28.0, 28.0]\n"
+    ),
     "dl404_del_scopes.py": "finish finish_global [[0, 1], [2, 3]] 6\n[[0, 1], [2, 3]]\n",
 }
 

@@ -181,7 +181,7 @@ def _single_use_dataset(call: LoaderCall, ctx: FixContext) -> Optional[str]:
     second lint would not show a new finding.
     """
     for klass in iterable_classes(ctx.facts):
-        if single_use_return(ctx.facts, klass) is not None and call in ctx.facts.loader_sites_using(klass):
+        if single_use_return(ctx.facts, klass) is not None and call in ctx.facts.loaders_using(klass):
             return klass.name
     return None
 

@@ -8,7 +8,7 @@ import libcst as cst
 
 from .collector import Collector
 from .classes import ClassInfo
-from .flow import ANY, Key, Path, ValueFlow, constant_key
+from .flow import ANY, OBJECT_FLOW, Key, Path, ValueFlow, constant_key
 from .model import OMITTED, Argument, Context, FunctionInfo, LoaderCall, LoaderSite, Unknown
 from .resolve import Scope, evaluate, resolve
 from .signature import ALL_PARAMETERS, POSITIONAL
@@ -21,6 +21,7 @@ FACTORY_ROUNDS = 2
 class LoaderFacts(ValueFlow):
     def __init__(self, collector: Collector, loader_names: FrozenSet[str]) -> None:
         super().__init__(collector, loader_names)
+        self._by_dataset: Optional[Dict[ClassInfo, List[LoaderCall]]] = None
         self._find_loader_calls()
         self._find_factories()
 
@@ -113,14 +114,30 @@ class LoaderFacts(ValueFlow):
             names |= self.names_of(site.node)
         return names
 
-    def loader_sites_using(self, cls: ClassInfo) -> List[LoaderCall]:
-        """Loader calls whose dataset argument is an instance of ``cls``."""
-        out = []
-        for call in self.loader_calls.values():
-            dataset = call.args["dataset"]
-            if dataset.expr is not None and self.instance_class(dataset.expr, call.ctx.scope) is cls:
-                out.append(call)
+    def dataset_classes(self, call: LoaderCall) -> Set[ClassInfo]:
+        """The same-file classes a loader's dataset may be an instance of, through the value flow
+        (a factory that returns the dataset, a tuple it comes in, a parameter, an if/else)."""
+        dataset = call.args["dataset"].expr
+        if dataset is None:
+            return set()
+        out: Set[ClassInfo] = set()
+        for value in self.values(dataset, call.ctx.scope, (), OBJECT_FLOW):
+            if not value.path and isinstance(value.node, cst.Call):
+                targets = resolve(value.node.func, value.scope)
+                cls = self.class_of_def(next(iter(targets))) if len(targets) == 1 else None
+                if cls is not None:
+                    out.add(cls)
         return out
+
+    def loaders_using(self, cls: ClassInfo) -> List[LoaderCall]:
+        """Loader calls whose dataset may be an instance of ``cls``."""
+        if self._by_dataset is None:
+            index: Dict[ClassInfo, List[LoaderCall]] = {}
+            for call in self.loader_calls.values():
+                for klass in self.dataset_classes(call):
+                    index.setdefault(klass, []).append(call)
+            self._by_dataset = index
+        return self._by_dataset.get(cls, [])
 
 
 def read_arguments(call: cst.Call, ctx: Context, custom_init: bool = False) -> LoaderCall:

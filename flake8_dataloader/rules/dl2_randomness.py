@@ -167,7 +167,7 @@ class UnseededDatasetRng(Rule):
             drawn, reseeded = cls._draws(facts, klass, methods, rngs, module_rngs)
             if not drawn - reseeded:
                 continue
-            loaders = facts.loader_sites_using(klass)
+            loaders = facts.loaders_using(klass)
             if loaders and all(cls._passes_init_fn(call) for call in loaders):
                 continue
             for key in sorted(drawn - reseeded):

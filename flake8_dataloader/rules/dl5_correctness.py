@@ -135,7 +135,7 @@ class UnshardedIterableDataset(Rule):
         for klass in iterable_classes(facts):
             if _shards_by_worker(facts, klass):
                 continue
-            for call in facts.loader_sites_using(klass):
+            for call in facts.loaders_using(klass):
                 if call.worker_using() and not _init_fn_can_shard(facts, call):
                     yield cls.finding(call.node, klass=klass.name, workers=show_workers(call))
 
@@ -262,7 +262,7 @@ class SingleUseIterableDataset(Rule):
             what = single_use_return(facts, klass)
             if what is None:
                 continue
-            for call in facts.loader_sites_using(klass):
+            for call in facts.loaders_using(klass):
                 persistent = call.args["persistent_workers"].known_truthy()
                 if not (persistent or call.single_process()):
                     continue
