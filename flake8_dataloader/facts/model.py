@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -27,13 +27,16 @@ class _Omitted:
 
 OMITTED = _Omitted()
 
+# What a DataLoader argument is at one call: a value, something unknowable here, or not written.
+ArgState = Union[Known, Unknown, _Omitted]
+
 
 @dataclass
 class Argument:
     """One DataLoader parameter as written at a call: state plus where it came from."""
 
     name: str
-    state: Any  # Known | Unknown | OMITTED
+    state: ArgState
     expr: Optional[cst.BaseExpression] = None
     anchor: Optional[cst.CSTNode] = None  # the keyword Arg or positional Arg node
     via_splat: bool = False
@@ -41,6 +44,12 @@ class Argument:
     @property
     def known(self) -> bool:
         return isinstance(self.state, Known)
+
+    @property
+    def value(self) -> Any:
+        """The Known value; ask `known` first."""
+        assert isinstance(self.state, Known), f"{self.name} is not Known"
+        return self.state.value
 
     @property
     def omitted(self) -> bool:
@@ -56,12 +65,12 @@ class Argument:
         return self.expr is not None
 
     def known_truthy(self) -> bool:
-        return self.known and bool(self.state.value)
+        return isinstance(self.state, Known) and bool(self.state.value)
 
     def known_not_none(self) -> bool:
-        if self.known:
+        if isinstance(self.state, Known):
             return self.state.value is not None
-        return self.unknown and self.state.not_none
+        return isinstance(self.state, Unknown) and self.state.not_none
 
 
 @dataclass(eq=False)
@@ -128,14 +137,14 @@ class LoaderCall:
         return self.args["num_workers"]
 
     def worker_using(self) -> bool:
-        nw = self.num_workers
-        if nw.known:
-            return isinstance(nw.state.value, (int, float)) and nw.state.value > 0
-        return nw.unknown
+        state = self.num_workers.state
+        if isinstance(state, Known):
+            return isinstance(state.value, (int, float)) and state.value > 0
+        return isinstance(state, Unknown)
 
     def single_process(self) -> bool:
-        nw = self.num_workers
-        return nw.omitted or (nw.known and nw.state.value == 0)
+        state = self.num_workers.state
+        return state is OMITTED or (isinstance(state, Known) and state.value == 0)
 
 
 @dataclass(eq=False)

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
+
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterator, Tuple
 
@@ -49,7 +55,7 @@ class Rule:
         return Finding(node=node, code=cls.CODE, message=f"{cls.CODE} {cls.MESSAGE.format(**shown)}", lines=lines)
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         raise NotImplementedError
 
 

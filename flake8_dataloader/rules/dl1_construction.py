@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
+
 from typing import Iterator
 
 import libcst as cst
@@ -76,7 +82,7 @@ class PersistentWorkersWithoutWorkers(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for call in facts.loader_calls.values():
             persistent = call.args["persistent_workers"]
             if call.single_process() and persistent.known_truthy():
@@ -142,7 +148,7 @@ class PrefetchWithoutWorkers(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for call in facts.loader_calls.values():
             prefetch = call.args["prefetch_factor"]
             if call.single_process() and prefetch.known_not_none():
@@ -214,7 +220,7 @@ class RejectedCombination(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for call in facts.loader_calls.values():
             for name, detail in cls._problems(call, facts):
                 yield cls.finding(_anchor(call, name), detail=detail)
@@ -225,7 +231,7 @@ class RejectedCombination(Rule):
         workers = show_workers(call)
         for name in ("num_workers", "timeout"):
             arg = a[name]
-            if arg.known and isinstance(arg.state.value, (int, float)) and arg.state.value < 0:
+            if arg.known and isinstance(arg.value, (int, float)) and arg.value < 0:
                 fix = "0 to load in the main process" if name == "num_workers" else "0 (no timeout) or seconds > 0"
                 yield name, f"{name}={show(arg)} is negative and raises ValueError; use {fix}"
         sampler, batch_sampler = a["sampler"], a["batch_sampler"]
@@ -236,7 +242,7 @@ class RejectedCombination(Rule):
             )
         if batch_sampler.known_not_none():
             batch_size = a["batch_size"]
-            if batch_size.known and batch_size.state.value != 1:
+            if batch_size.known and batch_size.value != 1:
                 yield "batch_size", _with_batch_sampler("batch_size", show(batch_size))
             if a["shuffle"].known_truthy():
                 yield "shuffle", _with_batch_sampler("shuffle", show(a["shuffle"]))
@@ -244,17 +250,17 @@ class RejectedCombination(Rule):
                 yield "sampler", _with_batch_sampler("sampler", show(sampler))
             if a["drop_last"].known_truthy():
                 yield "drop_last", _with_batch_sampler("drop_last", show(a["drop_last"]))
-        if a["batch_size"].known and a["batch_size"].state.value is None and a["drop_last"].known_truthy():
+        if a["batch_size"].known and a["batch_size"].value is None and a["drop_last"].known_truthy():
             yield "drop_last", "drop_last=True with batch_size=None raises ValueError; drop drop_last"
         if call.single_process():
             context = a["multiprocessing_context"]
-            if context.given and not (context.known and context.state.value is None):
+            if context.given and not (context.known and context.value is None):
                 yield "multiprocessing_context", (
                     f"multiprocessing_context with {workers} raises ValueError; "
                     "drop it or set num_workers > 0"
                 )
             timeout = a["timeout"]
-            if timeout.known and isinstance(timeout.state.value, (int, float)) and timeout.state.value > 0:
+            if timeout.known and isinstance(timeout.value, (int, float)) and timeout.value > 0:
                 yield "timeout", (
                     f"timeout={show(timeout)} with {workers} raises AssertionError at the "
                     "first batch; drop timeout or set num_workers > 0"
@@ -359,10 +365,10 @@ class CrashWithZeroWorkers(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for call in facts.loader_calls.values():
             workers = call.num_workers
-            if not (workers.given and workers.unknown):
+            if workers.expr is None or not workers.unknown:
                 continue
             if _provably_positive(workers.expr, call.ctx.scope):
                 continue
@@ -377,8 +383,8 @@ class CrashWithZeroWorkers(Rule):
                     fix=f"persistent_workers={expr} > 0",
                 )
             prefetch = call.args["prefetch_factor"]
-            if prefetch.given and not can_be_none(prefetch.expr):
-                if prefetch.known and prefetch.state.value is None:
+            if prefetch.expr is not None and not can_be_none(prefetch.expr):
+                if prefetch.known and prefetch.value is None:
                     continue
                 yield cls.finding(
                     _anchor(call, "prefetch_factor"),

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
+
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -154,7 +160,7 @@ class UnseededDatasetRng(Rule):
     )
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         reported: Set[cst.Call] = set()  # one finding per creation, however many subclasses inherit it
         module_rngs = cls._module_rngs(facts)
         for klass in facts.classes.values():
@@ -253,7 +259,7 @@ def _worker_only(facts) -> Set[FunctionInfo]:
         for func, callers in facts.callers.items():
             if func in only or not callers:
                 continue
-            if all(record.ctx.function in only for record, _ in callers):
+            if all(caller.record.ctx.function in only for caller in callers):
                 only.add(func)
                 changed = True
     return only
@@ -375,13 +381,13 @@ class HalfSeededRun(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         nontorch, torch = _torch_seeded(facts)
         if not nontorch or torch:
             return
         for call in facts.loader_calls.values():
             generator = call.args["generator"]
-            if not (generator.omitted or (generator.known and generator.state.value is None)):
+            if not (generator.omitted or (generator.known and generator.value is None)):
                 continue
             shuffles = call.args["shuffle"].known_truthy() or cls._random_sampler(facts, call)
             workers = call.worker_using()
@@ -502,7 +508,7 @@ class WorkerSeedIgnoresEpoch(Rule):
     TRIGGERS = ("worker_init_fn", "worker_id")
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for func in worker_init_functions(facts):
             if cls._seeds_statically(facts, func):
                 yield cls.finding(func.node, name=func.name)

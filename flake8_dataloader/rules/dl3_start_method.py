@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
+
 from typing import Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -54,7 +60,7 @@ def uses_fork_context(call: LoaderCall) -> bool:
     """multiprocessing_context="fork" or get_context("fork"), directly or through a name bound once."""
     arg = call.args["multiprocessing_context"]
     if arg.known:
-        return arg.state.value == "fork"
+        return arg.value == "fork"
     if arg.expr is None:
         return False
     expr, scope = follow_single_binding(arg.expr, call.ctx.scope)
@@ -154,7 +160,7 @@ class UnguardedEntryPoint(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         if file_forces_fork(facts, settings):
             return
         iterating = cls._functions_iterating(facts)
@@ -164,16 +170,17 @@ class UnguardedEntryPoint(Rule):
                 continue  # a call of a same-file function: reported below, naming the function
             if it.ctx.function is None and not it.ctx.guarded and spawn_exposed(it.site):
                 statement = it.ctx.top_statement
-                if statement not in reported:
+                if statement is not None and statement not in reported:
                     reported.add(statement)
                     yield cls.finding(statement, what="a loader with workers is iterated")
         for record in facts.calls_in(None):
             found = facts.callees.get(record.node)
-            if record.ctx.guarded or found is None or found[0] not in iterating:
+            if record.ctx.guarded or found is None or found.function not in iterating:
                 continue
-            if record.ctx.top_statement not in reported:
-                reported.add(record.ctx.top_statement)
-                yield cls.finding(record.node, what=f"{found[0].name}() iterates a loader with workers and runs")
+            statement = record.ctx.top_statement
+            if statement is not None and statement not in reported:
+                reported.add(statement)
+                yield cls.finding(record.node, what=f"{found.function.name}() iterates a loader with workers and runs")
 
     @staticmethod
     def _functions_iterating(facts) -> Set[FunctionInfo]:
@@ -184,7 +191,7 @@ class UnguardedEntryPoint(Rule):
             for record in facts.calls:
                 found = facts.callees.get(record.node)
                 caller = record.ctx.function
-                if found is not None and found[0] in out and caller is not None and caller not in out:
+                if found is not None and found.function in out and caller is not None and caller not in out:
                     out.add(caller)
                     changed = True
         return out
@@ -276,7 +283,7 @@ class UnpicklableWorkerPayload(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         if file_forces_fork(facts, settings):
             return
         for call in facts.loader_calls.values():
@@ -458,7 +465,7 @@ class UnguardedStartMethod(Rule):
     TRIGGERS = ("set_start_method",)
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for record in _calls_of(facts, SET_START_METHOD):
             if record.ctx.function is not None or record.ctx.guarded:
                 continue

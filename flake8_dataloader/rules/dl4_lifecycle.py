@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
+
 from typing import Iterator, Optional, Set
 
 import libcst as cst
@@ -132,7 +138,7 @@ class LoaderRebuiltInLoop(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         reported: Set[cst.CSTNode] = set()
         for site in facts.loader_sites():
             if site.worker_using() and rebuilt_loop(facts, site) is not None and site.node not in reported:
@@ -146,7 +152,7 @@ class LoaderRebuiltInLoop(Rule):
 
 def _not_persistent(call: LoaderCall) -> bool:
     persistent = call.args["persistent_workers"]
-    return persistent.omitted or (persistent.known and not persistent.state.value)
+    return persistent.omitted or (persistent.known and not persistent.value)
 
 
 class PersistentWorkersDisabled(Rule):
@@ -245,7 +251,7 @@ class PersistentWorkersDisabled(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for call in facts.loader_calls.values():
             if not call.worker_using() or not _not_persistent(call):
                 continue
@@ -347,7 +353,7 @@ class StaleDatasetInPersistentWorkers(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         reported: Set[cst.CSTNode] = set()
         for site in facts.loader_sites():
             if not all(c.args["persistent_workers"].known_truthy() for c in site.calls):
@@ -462,7 +468,7 @@ class MissingShutdownMethod(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for record in facts.calls:
             call, scope = record.node, record.ctx.scope
             func = call.func
@@ -545,7 +551,7 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         epoch_set = set_epoch_reaches(facts)
         if epoch_set is None:
             return  # a set_epoch on a receiver that cannot be followed may be the fix
@@ -620,7 +626,7 @@ class SynchronousLoading(Rule):
     DEFAULT_OFF = True
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for call in facts.loader_calls.values():
             if call.single_process() and any(facts.iterated_repeatedly(s) for s in facts.sites_of_call(call)):
                 yield cls.finding(call.node, workers=show_workers(call))

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
+
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -131,7 +137,7 @@ class UnshardedIterableDataset(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for klass in iterable_classes(facts):
             if _shards_by_worker(facts, klass):
                 continue
@@ -257,7 +263,7 @@ class SingleUseIterableDataset(Rule):
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
-    def check(cls, facts, settings) -> Iterator[Finding]:
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for klass in iterable_classes(facts):
             what = single_use_return(facts, klass)
             if what is None:
@@ -272,6 +278,7 @@ class SingleUseIterableDataset(Rule):
                         if persistent
                         else "a single process reuses the one dataset object"
                     )
-                    node = facts.method(klass, "__iter__").node
-                    yield cls.finding(node, klass=klass.name, what=what, loader=call.node, mode=mode)
+                    method = facts.method(klass, "__iter__")
+                    assert method is not None  # single_use_return found its return
+                    yield cls.finding(method.node, klass=klass.name, what=what, loader=call.node, mode=mode)
                     break
