@@ -62,6 +62,10 @@ class LoaderRebuiltInLoop(Rule):
     Flags a loader with workers that is constructed inside a `for`/`while`
     body and iterated in the same loop, when none of its arguments depends on
     the loop (no reference to the loop target or to a name bound in the body).
+    Also through calls: a function of this file that builds a loader with
+    workers and iterates it, called inside a loop with arguments that do not
+    change in that loop (`for epoch ...: validate(model, val_set)` where
+    `validate` builds `DataLoader(val_set, num_workers=4)`).
 
     ## Why is this bad?
     Every pass tears the workers down and starts new ones, and
@@ -113,6 +117,16 @@ class LoaderRebuiltInLoop(Rule):
             loader = DataLoader(Subset(dataset, fold), num_workers=2)  # depends on the loop
             for batch in loader:
                 pass
+
+
+    def run_fold(dataset, fold):
+        for batch in DataLoader(Subset(dataset, fold), num_workers=2):
+            pass
+
+
+    def k_fold_through_a_call(dataset, folds):
+        for fold in folds:
+            run_fold(dataset, fold)  # a new fold every call
     ```
 
     ## Options
@@ -122,7 +136,10 @@ class LoaderRebuiltInLoop(Rule):
     A loader whose arguments depend on the loop (k-fold split, curriculum
     stage, active-learning pool) is not reported. Dependence is judged by
     names: `make_dataset()` with no loop variable counts as invariant.
-    Anchor: the call.
+    Through calls, one level is followed (the function called in the loop
+    builds and iterates the loader itself), and the loop-invariance test
+    looks at the call's arguments. Anchor: the call (for a loader built by
+    a function called in the loop: its DataLoader call).
 
     ## References
     - [`persistent_workers`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): with it, the workers outlive the end of an epoch and serve the next one.
@@ -161,7 +178,12 @@ class PersistentWorkersDisabled(Rule):
     Flags a loader with workers that is built outside a loop and iterated
     inside one (every epoch), with `persistent_workers` omitted or `False`.
     With `num_workers` unknown here (`args.workers`) the message suggests
-    `persistent_workers=<that expression> > 0`.
+    `persistent_workers=<that expression> > 0`. The loader is followed
+    wherever the file carries it: a module-level loader read by a function
+    the epoch loop calls, a factory that returns it (alone, in a tuple or in
+    a dict), a list or dict of loaders, a trainer object that stores it, a
+    wrapper iterable in the `for` header (`metric_logger.log_every(loader,
+    10)`), an endless generator (`while True: yield from loader`).
 
     ## Why is this bad?
     Each epoch's `iter(loader)` starts `num_workers` new processes and hands
@@ -236,8 +258,12 @@ class PersistentWorkersDisabled(Rule):
     dataset handed to a call other than a read-only builtin (`bump(dataset,
     epoch)`, `setattr(dataset, ...)`, `random.shuffle(dataset.items)`):
     persistent workers would keep training on their start-up copy. Changes
-    made inside functions called from the loop are not seen. Anchor: the call (the factory call for loaders built by a
-    same-file factory).
+    made inside functions called from the loop are not seen. A loop over a
+    container of loaders (`for loader in loaders:`) iterates each one once;
+    a nested comprehension is not a loop. A value carried through more than
+    100 nested steps (names, elements, returns) is not followed. Anchor: the
+    DataLoader call, inside the factory for loaders a factory builds (that
+    is where `persistent_workers` goes), one finding per call.
 
     ## References
     - [`persistent_workers`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): with it, the workers outlive the end of an epoch and serve the next one.
@@ -485,7 +511,12 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     ## What it does
     Flags a `DistributedSampler` built in this file (shuffle not `False`)
     whose loader is iterated every epoch while no `set_epoch` call on that
-    sampler (or on `loader.sampler`) exists.
+    sampler (or on `loader.sampler`) exists. The sampler is followed through
+    the value flow: any binding (`DistributedSampler(ds) if ddp else None`,
+    if/else), a class chosen by name (`S = DistributedSampler if ddp else
+    RandomSampler`), a same-file helper that returns one, a same-file
+    subclass, a batch sampler built over it, a factory returning the loader
+    in a tuple.
 
     ## Why is this bad?
     DistributedSampler shuffles with `seed + epoch`; without `set_epoch` the
@@ -536,9 +567,14 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     None.
 
     ## Known limits
-    Any `set_epoch` call in the file on the sampler's name, on an attribute
-    ending in `.sampler`, or on a function parameter counts as the fix.
-    Anchor: the sampler's construction.
+    A `set_epoch` call counts when its receiver may be that sampler: the
+    sampler itself, `loader.sampler`, `batch_sampler.sampler`, or a
+    parameter of a same-file function the file calls with it. When a
+    receiver cannot be followed (a parameter no call of the file passes, an
+    attribute of an object made elsewhere), nothing is reported in the file:
+    that call may be the fix. Not reported for a loader or sampler named for
+    evaluation (its name contains `val`, `test` or `eval`): its order does
+    not matter. Anchor: the sampler's construction.
 
     ## References
     - [`DistributedSampler`](https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler): call `set_epoch(epoch)` before each epoch's iterator is created, or every epoch uses the same order.
