@@ -11,6 +11,7 @@ from .classes import ClassFacts, last_name
 from .collector import Collector
 from .model import CallRecord, ClassInfo, FunctionInfo
 from .resolve import Scope, resolve
+from .walk import Visited
 
 
 class Callee(NamedTuple):
@@ -57,18 +58,19 @@ class CallGraph(ClassFacts):
 
     def reached_from(self, *roots: FunctionInfo) -> List[FunctionInfo]:
         """The roots and every same-file function or method they call, transitively."""
-        seen: List[FunctionInfo] = []
+        order: List[FunctionInfo] = []
+        seen: Visited[FunctionInfo] = Visited()
         todo = list(roots)
         while todo:
             current = todo.pop()
-            if current in seen:
+            if not seen.first(current):
                 continue
-            seen.append(current)
+            order.append(current)
             for record in self.calls_in(current):
                 callee = self.callees.get(record.node)
-                if callee is not None and callee.function not in seen:
+                if callee is not None:
                     todo.append(callee.function)
-        return seen
+        return order
 
     def reachable(self, cls: ClassInfo, roots: Iterable[str]) -> List[FunctionInfo]:
         """Methods of ``cls`` run from the methods named ``roots``, following calls."""

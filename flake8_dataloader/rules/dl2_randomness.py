@@ -15,6 +15,7 @@ import libcst as cst
 from ..facts import constants as C
 from ..facts.analysis import last_name
 from ..facts.model import ClassInfo, FunctionInfo, Known
+from ..facts.walk import Visited
 from ..facts.resolve import evaluate, follow_single_binding, qualname_in, resolve
 from .base import NEEDS_LOADER, Finding, Rule
 
@@ -524,21 +525,20 @@ class WorkerSeedIgnoresEpoch(Rule):
             if not is_seeding:
                 continue
             seed = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "seed"), None)
-            if seed is not None and cls._static(seed, scope, func, set()):
+            if seed is not None and cls._static(seed, scope, func, Visited()):
                 return True
         return False
 
     @classmethod
-    def _static(cls, expr, scope, func: FunctionInfo, seen: Set[str]) -> bool:
+    def _static(cls, expr, scope, func: FunctionInfo, seen: Visited[str]) -> bool:
         """True when the value depends only on parameters and constants."""
         if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
             return True
         if isinstance(expr, cst.Name):
             if expr.value in func.scope.params:
                 return True
-            if expr.value in seen:
+            if not seen.first(expr.value):
                 return False
-            seen.add(expr.value)
             owner = scope.lookup(expr.value)
             if owner is func.scope:
                 bindings = owner.bindings[expr.value]

@@ -15,6 +15,7 @@ import libcst as cst
 from ..facts import constants as C
 from ..facts.model import FunctionInfo, Known, LoaderCall, LoaderSite
 from ..facts.collector import children
+from ..facts.walk import Visited
 from ..facts.resolve import evaluate, follow_single_binding, resolve
 from .base import NEEDS_LOADER, Finding, Rule
 
@@ -294,7 +295,7 @@ class UnpicklableWorkerPayload(Rule):
                 arg = call.args[param]
                 if arg.expr is None:
                     continue
-                for node, what, fix, inside in cls._unpicklable(facts, arg.expr, call.ctx.scope, set()):
+                for node, what, fix, inside in cls._unpicklable(facts, arg.expr, call.ctx.scope, Visited()):
                     anchor = node if inside else call.node
                     if anchor not in seen_anchors:
                         seen_anchors.add(anchor)
@@ -353,9 +354,8 @@ class UnpicklableWorkerPayload(Rule):
     @classmethod
     def _follow_name(cls, facts, name: cst.Name, scope, seen):
         owner = scope.lookup(name.value)
-        if owner is None or (id(owner), name.value) in seen:
+        if owner is None or not seen.first((id(owner), name.value)):
             return
-        seen.add((id(owner), name.value))
         bindings = owner.bindings[name.value]
         if len(bindings) != 1:
             return
@@ -374,10 +374,8 @@ class UnpicklableWorkerPayload(Rule):
         Only values assigned to `self.<attr>` count: a lambda passed to a call whose result
         is not kept, or what a loop over a value yields, is not held.
         """
-        key = ("held", klass)
-        if key in seen:
+        if not seen.first(("held", klass)):
             return None
-        seen.add(key)
         for owner in [klass, *facts.base_classes(klass)]:
             for attr, values in owner.self_attrs.items():
                 for value, method in values:
