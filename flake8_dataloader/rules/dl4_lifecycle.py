@@ -15,7 +15,8 @@ import libcst as cst
 from ..facts import constants as C
 from ..facts.model import LoaderCall, LoaderSite, LoopInfo
 from ..facts.mutation import DatasetReferences, assignments_into, dataset_change_in_loop
-from ..facts.resolve import names_in, qualname_in
+from ..facts.flow import Value
+from ..facts.resolve import Scope, names_in, qualname_in
 from ..facts.samplers import for_evaluation, loader_samplers, set_epoch_reaches
 from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
 
@@ -412,20 +413,15 @@ class StaleDatasetInPersistentWorkers(Rule):
                 yield record.node
 
 
-def _only_loaders(facts, expr, scope) -> bool:
-    """A loader call, or a name / self attribute every binding of which is a loader call."""
-    if isinstance(expr, cst.Call):
-        return expr in facts.sites
-    if isinstance(expr, cst.Name):
-        bindings = scope.bindings_of(expr.value)
-        return bool(bindings) and all(
-            b.kind == "assign" and isinstance(b.value, cst.Call) and b.value in facts.sites for b in bindings
-        )
-    if isinstance(expr, cst.Attribute):
-        values = facts.attribute_values(expr, scope)
-        real = [(v, s) for v, s in values if not (isinstance(v, cst.Name) and v.value == "None")]
-        return bool(real) and all(isinstance(v, cst.Call) and v in facts.sites for v, _ in real)
-    return False
+def _only_loaders(facts: FileFacts, expr: cst.BaseExpression, scope: Scope) -> bool:
+    """Every value the expression may hold is a loader (a `None` placeholder aside), never an
+    iterator: a loader call, or a name, attribute, element or factory result that carries one."""
+    values = [v for v in facts.values(expr, scope) if not _is_none(v)]
+    return bool(values) and all(facts.site_of_value(v) is not None for v in values)
+
+
+def _is_none(value: Value) -> bool:
+    return isinstance(value.node, cst.Name) and value.node.value == "None" and value.scope.lookup("None") is None
 
 
 class MissingShutdownMethod(Rule):
