@@ -9,7 +9,7 @@ checks that they agree, so a new rule cannot be forgotten here.
 
 # Every rule's code, in registry order.
 CODES = (
-    "DL101", "DL102", "DL103", "DL104",
+    "DL101", "DL102", "DL103", "DL104", "DL105",
     "DL201", "DL202", "DL203",
     "DL301", "DL302", "DL303",
     "DL401", "DL402", "DL403", "DL404", "DL405", "DL410",
@@ -34,4 +34,4 @@ TRIGGERS = (
     ("torchvision", "default_rng"),
 )
 # Codes the fix command rewrites.
-FIXABLE = ("DL101", "DL102", "DL104", "DL301", "DL402", "DL404")
+FIXABLE = ("DL101", "DL102", "DL103", "DL104", "DL301", "DL402", "DL404")

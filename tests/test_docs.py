@@ -32,8 +32,13 @@ def test_codes_are_unique_and_well_formed():
 
 @pytest.mark.skipif(not RULE_BOOK.exists(), reason="the shared rule book is not beside this checkout")
 def test_registry_matches_the_rule_book():
-    book = set(re.findall(r"\*\*(DL\d{3})\*\*", RULE_BOOK.read_text()))
-    assert book == set(CODES)
+    # Every bold code of the book is registered; a registered code is bold or a planned heading
+    # (`### DL105 ...`: the book moves a landed rule into its family in its own text).
+    text = RULE_BOOK.read_text()
+    book = set(re.findall(r"\*\*(DL\d{3})\*\*", text))
+    planned = set(re.findall(r"^### (DL\d{3})\b", text, re.M))
+    assert book <= set(CODES)
+    assert set(CODES) <= book | planned
 
 
 def test_every_code_has_a_page_and_fixtures_use_only_known_codes():

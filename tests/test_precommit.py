@@ -63,3 +63,14 @@ def test_lint_hook_reports_and_fix_hook_rewrites(tmp_path):
     lint_again = run("pre-commit", "try-repo", str(ROOT), "flake8-dataloader", "--all-files")
     assert lint_again.returncode == 0, lint_again.stdout + lint_again.stderr
     assert "Passed" in lint_again.stdout
+
+
+def test_the_lint_hook_selects_every_default_rule_and_no_opt_in_one():
+    # The next family cannot be forgotten: the hook's --select must cover it.
+    from flake8_dataloader.manifest import CODES, DEFAULT_OFF
+
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    entry = next(line for line in hooks.splitlines() if line.strip().startswith("entry: flake8"))
+    selected = [item for item in entry.split("--select=")[1].split()[0].split(",") if item.startswith("DL")]
+    chosen = {code for code in CODES if any(code.startswith(prefix) for prefix in selected)}
+    assert chosen == set(CODES) - set(DEFAULT_OFF)

@@ -54,6 +54,40 @@ def test_dl103_exact_errors():
     )
 
 
+def test_dl103_v5_values_raise_as_documented():
+    result = construction.rejected_combinations(OPTS)
+    metrics = result["metrics"]
+    assert result["status"] == "ok"
+    assert metrics["batch_size=8.0"]["raised"] == (
+        "ValueError: batch_size should be a positive integer value, but got batch_size=8.0"
+    )
+    assert metrics["batch_size=True"]["raised"].endswith("but got batch_size=True")
+    assert metrics["drop_last=1"]["raised"] == "ValueError: drop_last should be a boolean value, but got drop_last=1"
+    assert metrics["drop_last=None"]["raised"].endswith("but got drop_last=None")
+    assert metrics["context 'Spawn'"]["raised"] == (
+        "ValueError: multiprocessing_context option should specify a valid start method in "
+        "['fork', 'spawn', 'forkserver'], but got multiprocessing_context='Spawn'"
+    )
+    assert metrics["context module"]["raised"].startswith(
+        "TypeError: multiprocessing_context option should be a valid context object or a string specifying "
+        "the start method, but got multiprocessing_context=<module 'torch.multiprocessing'"
+    )
+    assert metrics["prefetch_factor=-1"]["raised"] == "ValueError: prefetch_factor option should be non-negative"
+    assert metrics["prefetch_factor=0"]["raised"] == (
+        "AssertionError: prefetch_factor must be greater than 0 for MultiProcessingDataLoaderIter"
+    )
+
+
+def test_dl105_each_locked_attribute_raises_and_the_settable_ones_run():
+    result = construction.attribute_after_construction(OPTS)
+    assert result["status"] == "ok"
+    for name in ("dataset", "batch_size", "sampler", "batch_sampler", "drop_last", "persistent_workers"):
+        assert result["metrics"][name]["raised"] == (
+            f"ValueError: {name} attribute should not be set after DataLoader is initialized"
+        )
+    assert result["metrics"]["settable"] == {"ran": True}
+
+
 def test_dl104_crash_at_zero_workers_and_guarded_fix():
     result = construction.crash_with_zero_workers(OPTS)
     assert result["status"] == "ok"

@@ -119,6 +119,20 @@ def drop_argument(finding: Finding, ctx: FixContext) -> Outcome:
     return plan
 
 
+def bool_drop_last(finding: Finding, ctx: FixContext) -> Outcome:
+    """DL103: write `drop_last=1` / `drop_last=0` as the bool it means, `True` / `False`."""
+    arg = finding.node
+    owner = ctx.keyword_owner.get(arg) if isinstance(arg, cst.Arg) else None
+    if owner is None or not isinstance(arg, cst.Arg) or owner[1] != "drop_last":
+        return "the combination needs a decision the code does not show (which argument to drop or change)"
+    if not (isinstance(arg.value, cst.Integer) and arg.value.value in ("0", "1")):
+        return "drop_last is not the literal 0 or 1: which bool was meant is not certain"
+    call, _ = owner
+    plan = Plan()
+    plan.call(call.node).values[_index(call.node, arg)] = cst.Name("True" if arg.value.value == "1" else "False")
+    return plan
+
+
 def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
     """DL104: guard the argument by the worker count, `persistent_workers=<workers> > 0`
     or `prefetch_factor=<v> if <workers> > 0 else None`."""
@@ -541,6 +555,7 @@ def _at_most_one_blank(lines) -> List[cst.EmptyLine]:
 CODEMODS: Dict[str, Callable[[Finding, FixContext], Outcome]] = {
     "DL101": drop_argument,
     "DL102": drop_argument,
+    "DL103": bool_drop_last,
     "DL104": guard_by_workers,
     "DL402": enable_persistent_workers,
     "DL404": delete_loader,

@@ -288,6 +288,10 @@ class ValueFlow(CallGraph):
         """The loader objects an expression may be (not containers of them)."""
         return self._sites_in(self.values(expr, scope))
 
+    def may_be_loader(self, expr: cst.CSTNode, scope: Scope) -> bool:
+        """The expression may hold a loader, parameters followed to what the file's calls pass."""
+        return bool(self._sites_in(self.values(expr, scope, (), OBJECT_FLOW)))
+
     def contents_of(self, expr: cst.CSTNode, scope: Scope) -> Set[LoaderSite]:
         """The loaders held by the container (tuple, list, dict) an expression may be."""
         return self._sites_in(self.values(expr, scope, (ANY,)))

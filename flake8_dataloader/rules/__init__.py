@@ -1,6 +1,7 @@
 """The rule registry: one explicit tuple, in code order."""
 
 from .dl1_construction import (
+    AttributeSetAfterConstruction,
     CrashWithZeroWorkers,
     PersistentWorkersWithoutWorkers,
     PrefetchWithoutWorkers,
@@ -23,6 +24,7 @@ RULES = (
     PrefetchWithoutWorkers,
     RejectedCombination,
     CrashWithZeroWorkers,
+    AttributeSetAfterConstruction,
     UnseededDatasetRng,
     HalfSeededRun,
     WorkerSeedIgnoresEpoch,

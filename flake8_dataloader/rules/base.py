@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..facts.analysis import FileFacts
-    from ..settings import Settings
-
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Iterator, Tuple
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator, Tuple
 
 import libcst as cst
 
 from ..facts.resolve import source_of  # noqa: F401 - the rules' one spelling of "the node as written"
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
 
 
 @dataclass(frozen=True)

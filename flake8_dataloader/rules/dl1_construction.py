@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator, Tuple
+
+import libcst as cst
+
+from ..facts.model import Known, LoaderCall, Mutation
+from ..facts.nodes import children
+from ..facts.resolve import can_be_none, evaluate, resolve
+from .base import NEEDS_LOADER, Finding, Rule, show, show_workers, source_of
 
 if TYPE_CHECKING:
     from ..facts.analysis import FileFacts
     from ..settings import Settings
-
-from typing import Iterator
-
-import libcst as cst
-
-from ..facts.model import LoaderCall
-from ..facts.model import Known
-from ..facts.resolve import can_be_none, evaluate, resolve
-from .base import NEEDS_LOADER, Finding, Rule, show, show_workers, source_of
 
 
 def _anchor(call: LoaderCall, name: str) -> cst.CSTNode:
@@ -164,11 +162,18 @@ class RejectedCombination(Rule):
     `shuffle=True`, a `sampler` or `drop_last=True`; `batch_size=None` with
     `drop_last=True`; `multiprocessing_context` or `timeout > 0` without
     workers; an `IterableDataset` subclass of this file given `shuffle=True`,
-    a `sampler` or a `batch_sampler`.
+    a `sampler` or a `batch_sampler`. Also values the constructor refuses:
+    a `batch_size` that is not a positive int (`0`, `n / 2` = a float,
+    `True`), a `drop_last` that is not a bool (`1`, `None`), a
+    `multiprocessing_context` string other than `fork`, `spawn`,
+    `forkserver` (case matters) or a module instead of a context, and a
+    `prefetch_factor` that is negative, or 0 with workers.
 
     ## Why is this bad?
-    Each raises at construction (`ValueError`) or at the first `iter()`
-    (`AssertionError: _SingleProcessDataLoaderIter requires timeout == 0`).
+    Each raises at construction (`ValueError`, `TypeError` for a module as
+    context) or at the first `iter()` (`AssertionError:
+    _SingleProcessDataLoaderIter requires timeout == 0`, `prefetch_factor
+    must be greater than 0 for MultiProcessingDataLoaderIter`).
     The exact texts are those of `DataLoader.__init__` and the iterators in
     PyTorch's `torch/utils/data/dataloader.py` (torch 2.13), reproduced by
     `python -m runtime_checks --rule DL103` (Measured cost, below).
@@ -252,6 +257,9 @@ class RejectedCombination(Rule):
                 yield "drop_last", _with_batch_sampler("drop_last", show(a["drop_last"]))
         if a["batch_size"].known and a["batch_size"].value is None and a["drop_last"].known_truthy():
             yield "drop_last", "drop_last=True with batch_size=None raises ValueError; drop drop_last"
+        if batch_sampler.omitted or (batch_sampler.known and batch_sampler.value is None):
+            yield from _batching_values(call)
+        yield from _context_and_prefetch(call)
         if call.single_process():
             context = a["multiprocessing_context"]
             if context.given and not (context.known and context.value is None):
@@ -274,6 +282,57 @@ class RejectedCombination(Rule):
                 for name in ("sampler", "batch_sampler"):
                     if a[name].known_not_none():
                         yield name, _with_iterable(name, cls.name)
+
+
+START_METHODS = ("fork", "spawn", "forkserver")
+CONTEXT_MODULES = frozenset({"multiprocessing", "torch.multiprocessing"})
+
+
+def _batching_values(call: LoaderCall) -> Iterator[Tuple[str, str]]:
+    """batch_size and drop_last values BatchSampler rejects (no batch_sampler given)."""
+    batch_size, drop_last = call.args["batch_size"], call.args["drop_last"]
+    if batch_size.known and batch_size.value is not None:
+        value = batch_size.value
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            yield "batch_size", (
+                f"batch_size={show(batch_size)} is not a positive int and raises ValueError; "
+                "use an int >= 1 (`//` for division), or None to disable batching"
+            )
+    batching = not (batch_size.known and batch_size.value is None)
+    if batching and drop_last.known and not isinstance(drop_last.value, bool):
+        yield "drop_last", f"drop_last={show(drop_last)} is not a bool and raises ValueError; use True or False"
+
+
+def _context_and_prefetch(call: LoaderCall) -> Iterator[Tuple[str, str]]:
+    """A start method DataLoader does not know, a module for a context, a prefetch it rejects."""
+    if call.single_process():
+        return  # the without-workers clauses and DL102 report these
+    context, prefetch = call.args["multiprocessing_context"], call.args["prefetch_factor"]
+    if context.known and isinstance(context.value, str) and context.value not in START_METHODS:
+        yield "multiprocessing_context", (
+            f"multiprocessing_context={show(context)} is not a start method and raises ValueError; "
+            "use 'fork', 'spawn' or 'forkserver' (lower case)"
+        )
+    elif context.expr is not None and _names_a_module(context.expr, call):
+        yield "multiprocessing_context", (
+            f"multiprocessing_context={source_of(context.expr)} is a module, not a context, and raises TypeError; "
+            f"use {source_of(context.expr)}.get_context('spawn') or the string 'spawn'"
+        )
+    if prefetch.known and isinstance(prefetch.value, (int, float)) and not isinstance(prefetch.value, bool):
+        if prefetch.value < 0:
+            yield "prefetch_factor", (
+                f"prefetch_factor={show(prefetch)} is negative and raises ValueError; use a count >= 1 "
+                "(batches loaded ahead per worker)"
+            )
+        elif prefetch.value == 0:
+            yield "prefetch_factor", (
+                "prefetch_factor=0 with workers raises AssertionError at the first batch; use a count >= 1"
+            )
+
+
+def _names_a_module(expr: cst.BaseExpression, call: LoaderCall) -> bool:
+    targets = resolve(expr, call.ctx.scope)
+    return bool(targets) and all(t in CONTEXT_MODULES for t in targets)
 
 
 def _with_batch_sampler(name: str, value: str) -> str:
@@ -393,3 +452,129 @@ class CrashWithZeroWorkers(Rule):
                     workers=expr,
                     fix=f"prefetch_factor={show(prefetch)} if {expr} > 0 else None",
                 )
+
+
+LOCKED_ATTRIBUTES = ("dataset", "batch_size", "sampler", "batch_sampler", "drop_last", "persistent_workers")
+
+
+class AttributeSetAfterConstruction(Rule):
+    """
+    ## What it does
+    Flags an assignment to `dataset`, `batch_size`, `sampler`,
+    `batch_sampler`, `drop_last` or `persistent_workers` of a loader that is
+    already built (however the file carries it: a name, `self.loader`, a
+    list element, a factory's result), and to `self.<those>` in a
+    DataLoader subclass of this file after its `super().__init__(...)`.
+
+    ## Why is this bad?
+    `DataLoader.__setattr__` refuses them once `__init__` has run: `ValueError:
+    dataset attribute should not be set after DataLoader is initialized`.
+    The sampler and batch sampler are built from these values in
+    `__init__`, so a later change could not take effect anyway. Reproduced
+    by `python -m runtime_checks --rule DL105` (Measured cost, below).
+
+    ## Example
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def curriculum(easy, hard):
+        loader = DataLoader(easy, batch_size=32, num_workers=2)
+        loader.dataset = hard
+        return loader
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def curriculum(easy, hard):
+        return DataLoader(hard, batch_size=32, num_workers=2)
+    ```
+
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    class Loader(DataLoader):
+        def __init__(self, dataset, **kwargs):
+            self.note = "before"  # not a locked attribute
+            super().__init__(dataset, **kwargs)
+            self.num_workers = 0  # num_workers, collate_fn, pin_memory may be set
+
+
+    def settable(dataset):
+        loader = DataLoader(dataset, num_workers=2)
+        loader.collate_fn = None
+        loader.pin_memory = True
+        return loader
+    ```
+
+    ## Options
+    `--dataloader-names` adds loader classes.
+
+    ## Known limits
+    `num_workers`, `collate_fn`, `pin_memory` and `shuffle` can be set and
+    are not reported; `setattr(loader, "dataset", ...)` with a string is not
+    followed. In a subclass, an assignment counts as after `super().__init__`
+    when it is in a later statement of the same method. Anchor: the
+    assignment.
+
+    ## References
+    - [`torch/utils/data/dataloader.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py): `DataLoader.__setattr__` raises for these attributes once the loader is initialized.
+    """
+
+    CODE = "DL105"
+    NAME = "attribute-set-after-construction"
+    MESSAGE = (
+        "{attr} of a built DataLoader cannot be set: PyTorch raises ValueError; "
+        "pass {attr}= when building the loader (or build a new one)"
+    )
+    TRIGGERS = NEEDS_LOADER
+
+    @classmethod
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
+        for mutation in facts.mutations:
+            target = mutation.node
+            if not isinstance(target, cst.Attribute) or target.attr.value not in LOCKED_ATTRIBUTES:
+                continue
+            if facts.may_be_loader(target.value, mutation.ctx.scope) or _after_super_init(facts, mutation):
+                yield cls.finding(target, attr=target.attr.value)
+
+
+def _after_super_init(facts: FileFacts, mutation: Mutation) -> bool:
+    """`self.<attr> = ...` in a method of a same-file loader subclass, after `super().__init__(...)`."""
+    func = mutation.ctx.function
+    base = mutation.node.value if isinstance(mutation.node, cst.Attribute) else None
+    if func is None or func.cls is None or not isinstance(base, cst.Name) or func.params[:1] != [base.value]:
+        return False
+    if not facts.is_loader_class(func.cls) or not isinstance(func.node.body, cst.IndentedBlock):
+        return False
+    statements = list(func.node.body.body)
+    inits = [r.node for r in facts.calls_in(func) if _is_super_init(r.node)]
+    first_init = min((i for i, s in enumerate(statements) if any(_contains(s, c) for c in inits)), default=None)
+    here = next((i for i, s in enumerate(statements) if _contains(s, mutation.node)), None)
+    return first_init is not None and here is not None and here > first_init
+
+
+def _is_super_init(call: cst.Call) -> bool:
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "__init__"
+        and isinstance(func.value, cst.Call)
+        and isinstance(func.value.func, cst.Name)
+        and func.value.func.value == "super"
+    )
+
+
+def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(children(current))
+    return False

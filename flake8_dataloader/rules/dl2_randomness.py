@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..facts.analysis import FileFacts
-    from ..settings import Settings
-
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -18,6 +12,10 @@ from ..facts.model import ClassInfo, FunctionInfo, Known
 from ..facts.walk import Visited
 from ..facts.resolve import evaluate, follow_single_binding, qualname_in, resolve
 from .base import NEEDS_LOADER, Finding, Rule
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
 
 DRAW_ROOTS = ("__getitem__", "__getitems__", "__iter__", "__next__")
 RESEED_METHODS = frozenset({"seed", "manual_seed"})

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..facts.analysis import FileFacts
-    from ..settings import Settings
-
-from typing import Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -18,6 +12,10 @@ from ..facts.collector import children
 from ..facts.walk import Visited
 from ..facts.resolve import evaluate, follow_single_binding, resolve
 from .base import NEEDS_LOADER, Finding, Rule
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
 
 SET_START_METHOD = frozenset(f"{m}.set_start_method" for m in C.MULTIPROCESSING_MODULES)
 GET_CONTEXT = frozenset(f"{m}.get_context" for m in C.MULTIPROCESSING_MODULES)

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..facts.analysis import FileFacts
-    from ..settings import Settings
-
-from typing import Iterator, Optional, Set
+from typing import TYPE_CHECKING, Iterator, Optional, Set
 
 import libcst as cst
 
@@ -19,6 +13,10 @@ from ..facts.flow import Value
 from ..facts.resolve import Scope, names_in, qualname_in
 from ..facts.samplers import for_evaluation, loader_samplers, set_epoch_reaches
 from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
 
 
 def rebuilt_loop(facts, site: LoaderSite) -> Optional[LoopInfo]:

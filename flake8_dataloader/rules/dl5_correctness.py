@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..facts.analysis import FileFacts
-    from ..settings import Settings
-
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
@@ -16,6 +10,10 @@ from ..facts.analysis import last_name
 from ..facts.model import ClassInfo, FunctionInfo
 from ..facts.resolve import resolve
 from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
 
 
 def iterable_classes(facts):
