@@ -125,7 +125,7 @@ class Collector(cst.CSTVisitor):
             self._record_store(target, value if kind == BindingKind.ASSIGN else None)
 
     def _record_store(self, target, value) -> None:
-        self.mutations.append(Mutation(base=target.value, node=target, ctx=self.context()))
+        self.mutations.append(Mutation(base=target.value, node=target, ctx=self.context(), value=value))
         if isinstance(target, cst.Attribute) and self._functions:
             func = self._functions[-1]
             if func.cls is not None and func.params and isinstance(target.value, cst.Name):

@@ -185,3 +185,4 @@ class Mutation:
     base: cst.BaseExpression
     node: cst.CSTNode
     ctx: Context
+    value: Optional[cst.CSTNode] = None  # what a plain assignment stores (None: augmented, unpacked...)

@@ -18,6 +18,12 @@ from .dl4_lifecycle import (
     SynchronousLoading,
 )
 from .dl5_correctness import SingleUseIterableDataset, UnshardedIterableDataset
+from .dl6_resources import (
+    ContainersCopiedOnRead,
+    CudaDefaultDeviceWithShuffle,
+    CudaInWorkerCode,
+    HandleSharedWithWorkers,
+)
 
 RULES = (
     PersistentWorkersWithoutWorkers,
@@ -39,4 +45,8 @@ RULES = (
     SynchronousLoading,
     UnshardedIterableDataset,
     SingleUseIterableDataset,
+    HandleSharedWithWorkers,
+    CudaInWorkerCode,
+    CudaDefaultDeviceWithShuffle,
+    ContainersCopiedOnRead,
 )
