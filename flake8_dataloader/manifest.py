@@ -51,4 +51,4 @@ TRIGGERS = (
     ("torchvision", "open"),
 )
 # Codes the fix command rewrites.
-FIXABLE = ("DL101", "DL102", "DL103", "DL104", "DL301", "DL402", "DL404")
+FIXABLE = ("DL101", "DL102", "DL103", "DL104", "DL301", "DL402", "DL404", "DL601")

@@ -6,7 +6,8 @@ import json
 import textwrap
 from typing import Dict, List
 
-STATUS_MARK = {"ok": "ok", "failed": "FAILED", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "skipped"}
+STATUS_MARK = {"ok": "ok", "failed": "FAILED", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "skipped",
+               "needs-cuda": "needs CUDA"}
 
 
 def table(results: List[Dict], width: int = 100) -> str:

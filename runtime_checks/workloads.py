@@ -164,3 +164,99 @@ def hang(opts) -> dict:
     for _ in DataLoader(Blocks(), num_workers=1):
         pass
     return {"status": "ok", "summary": "unreachable"}
+
+
+# -- DL6xx: resources a worker's copy cannot share --------------------------------------------
+RECORD_BYTES = 4096
+
+
+def record(index: int) -> bytes:
+    """The expected content of record ``index``: its number, then filler that depends on it."""
+    return index.to_bytes(4, "little") + bytes([index % 251]) * (RECORD_BYTES - 4)
+
+
+def write_records(path: str, count: int) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+        for index in range(count):
+            archive.writestr(f"{index}.bin", record(index))
+
+
+class ZipOpenedInInit(Dataset):
+    """DL601's bad pattern: the archive is opened in __init__ and read in every worker.
+
+    Each item is 0 (read right), 1 (wrong bytes) or 2 (the read raised): a worker that
+    raised would stop the whole epoch, which would hide how many reads go wrong.
+    """
+
+    def __init__(self, path: str, count: int):
+        import zipfile
+
+        self.count = count
+        self.archive = zipfile.ZipFile(path)  # noqa: DL601 - the bad pattern
+
+    def __len__(self) -> int:
+        return self.count
+
+    def _archive(self):
+        return self.archive
+
+    def __getitem__(self, index):
+        try:
+            return 0 if self._archive().read(f"{index}.bin") == record(index) else 1
+        except Exception:  # noqa: B902 - BadZipFile, zlib errors, struct errors: all count
+            return 2
+
+
+class ZipOpenedLazily(ZipOpenedInInit):
+    """The fix: None in __init__, opened in each worker on first use."""
+
+    def __init__(self, path: str, count: int):
+        self.count = count
+        self.path = path
+        self.archive = None
+
+    def _archive(self):
+        if self.archive is None:
+            import zipfile
+
+            self.archive = zipfile.ZipFile(self.path)
+        return self.archive
+
+
+class PythonObjects(Dataset):
+    """DL620's bad pattern: one Python str and int per sample, indexed by every worker."""
+
+    def __init__(self, count: int):
+        self.names = [f"sample-{index:09d}" for index in range(count)]
+        self.labels = [index % 1000 for index in range(count)]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, index):
+        return len(self.names[index]) + self.labels[index]
+
+
+class NumpyArrays(PythonObjects):
+    """The fix: the same data in two numpy arrays (no per-object reference counts)."""
+
+    def __init__(self, count: int):
+        self.names = np.array([f"sample-{index:09d}" for index in range(count)])
+        self.labels = np.arange(count) % 1000
+
+
+class CudaInGetitem(Dataset):
+    """DL602's bad pattern: the sample moves to the GPU inside the worker."""
+
+    def __len__(self) -> int:
+        return 8
+
+    def __getitem__(self, index):
+        return torch.full((4,), float(index)).cuda()
+
+
+class CpuInGetitem(CudaInGetitem):
+    def __getitem__(self, index):
+        return torch.full((4,), float(index))

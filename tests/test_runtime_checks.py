@@ -415,3 +415,36 @@ def test_plot_ticks_read_as_seconds():
     from runtime_checks.report import seconds_label
 
     assert [seconds_label(v) for v in (0, 0.005, 0.25, 1.5, 4)] == ["0", "5 ms", "250 ms", "1.5 s", "4 s"]
+
+
+def test_dl601_handle_from_init_fails_under_spawn_and_lazy_open_reads_right():
+    from runtime_checks.scenarios import resources
+
+    result = resources.handle_in_init(OPTS)
+    metrics = result["metrics"]
+    assert result["status"] == "ok"
+    assert metrics["spawn, opened in __init__"]["raised"] == "TypeError: cannot pickle '_io.BufferedReader' object"
+    assert metrics["fork, opened lazily"] == {"right": 500, "wrong": 0, "raised": 0}
+    forked = metrics["fork, opened in __init__"]
+    assert forked["right"] + forked["wrong"] + forked["raised"] == 500
+
+
+def test_dl620_python_objects_cost_workers_more_private_memory_than_numpy():
+    from runtime_checks.scenarios import resources
+
+    result = resources.copied_on_read(OPTS)
+    assert result["status"] in ("ok", "skipped"), result["summary"]
+    if result["status"] == "ok":
+        objects = result["metrics"]["python objects"]["private_mib_per_worker"]
+        arrays = result["metrics"]["numpy arrays"]["private_mib_per_worker"]
+        assert len(objects) == len(arrays) == 2
+        assert min(objects) > 2 * max(arrays)
+
+
+def test_cuda_scenarios_say_they_need_cuda_on_the_cpu():
+    from runtime_checks.scenarios import resources
+
+    for scenario in (resources.cuda_in_worker, resources.cuda_default_device):
+        result = scenario(OPTS)
+        assert result["status"] == "needs-cuda"
+        assert result["summary"].startswith("needs CUDA (")

@@ -133,6 +133,116 @@ def bool_drop_last(finding: Finding, ctx: FixContext) -> Outcome:
     return plan
 
 
+def open_lazily(finding: Finding, ctx: FixContext) -> Outcome:
+    """DL601: store `None` in `__init__` and open the handle on first use: `if self.h is None: self.h = ...`
+    at the top of the one method that reads it, the opener's arguments read back from `self`."""
+    target = finding.node
+    line = _up(ctx, target, 3)  # Attribute < AssignTarget < Assign < SimpleStatementLine
+    block = _up(ctx, line, 1)
+    init = _up(ctx, block, 1)
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+            and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+            and isinstance(line.body[0], cst.Assign) and len(line.body[0].targets) == 1
+            and isinstance(block, cst.IndentedBlock) and isinstance(init, cst.FunctionDef)
+            and init.name.value == "__init__"):
+        return "the handle is not opened by a plain `self.x = ...` statement of __init__ itself"
+    klass = _up(ctx, init, 2)
+    opener = line.body[0].value
+    if not isinstance(klass, cst.ClassDef) or not isinstance(opener, cst.Call):
+        return "the opener is not a call in a class's __init__"
+    me, attr = target.value.value, target.attr.value
+    stored = _stored_parameters(block, me, init)
+    reopened = _reopen(opener, stored, me)
+    if reopened is None:
+        return "an argument of the opener is neither a literal nor a parameter __init__ stores on self"
+    users = [m for m in _methods(klass) if m is not init and _uses_attribute(m, me, attr)]
+    if _uses_attribute(init, me, attr, skip=line) or len(users) != 1 or users[0].name.value not in READERS:
+        return f"self.{attr} is used outside one __getitem__/__iter__ of the class: a lazy open would not cover that"
+    reader = users[0]
+    receiver = [p.name.value for p in reader.params.params[:1]]
+    if not isinstance(reader.body, cst.IndentedBlock) or receiver != [me]:
+        return "the reading method's body or receiver is unusual"
+    guard = cst.parse_statement(f"if {me}.{attr} is None:\n    {me}.{attr} = {code(reopened)}\n")
+
+    def add_guard(updated: cst.FunctionDef) -> cst.FunctionDef:
+        body = list(updated.body.body)
+        at = 1 if body and _is_docstring(body[0]) else 0
+        return updated.with_changes(body=updated.body.with_changes(body=[*body[:at], guard, *body[at:]]))
+
+    def store_none(updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        assign = updated.body[0]
+        return updated.with_changes(body=[assign.with_changes(value=cst.Name("None"))])
+
+    plan = Plan()
+    plan.statements[line] = store_none
+    plan.statements[reader] = add_guard
+    return plan
+
+
+READERS = ("__getitem__", "__getitems__", "__iter__")
+
+
+def _methods(klass: cst.ClassDef) -> List[cst.FunctionDef]:
+    body = klass.body.body if isinstance(klass.body, cst.IndentedBlock) else []
+    return [statement for statement in body if isinstance(statement, cst.FunctionDef)]
+
+
+def _stored_parameters(block: cst.IndentedBlock, me: str, init: cst.FunctionDef) -> Dict[str, str]:
+    """parameter -> attribute, for `self.attr = parameter` statements of __init__."""
+    params = {p.name.value for p in init.params.params}
+    out: Dict[str, str] = {}
+    for statement in block.body:
+        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+            small = statement.body[0]
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name):
+                stored = small.targets[0].target
+                if (isinstance(stored, cst.Attribute) and isinstance(stored.value, cst.Name)
+                        and stored.value.value == me and small.value.value in params):
+                    out.setdefault(small.value.value, stored.attr.value)
+    return out
+
+
+def _reopen(opener: cst.Call, stored: Dict[str, str], me: str) -> Optional[cst.Call]:
+    """The opener with each parameter argument read back from `self`; None when one cannot be."""
+    args = []
+    for arg in opener.args:
+        value = arg.value
+        if arg.star:
+            return None
+        if isinstance(value, cst.Name) and value.value in stored:
+            value = cst.Attribute(value=cst.Name(me), attr=cst.Name(stored[value.value]))
+        elif not isinstance(value, (cst.SimpleString, cst.Integer, cst.Float)) and not (
+            isinstance(value, cst.Name) and value.value in ("True", "False", "None")
+        ):
+            return None
+        args.append(arg.with_changes(value=value))
+    return opener.with_changes(args=args)
+
+
+def _uses_attribute(func: cst.FunctionDef, me: str, attr: str, skip: Optional[cst.CSTNode] = None) -> bool:
+    stack: List[cst.CSTNode] = [func.body]
+    while stack:
+        node = stack.pop()
+        if node is skip:
+            continue
+        if (isinstance(node, cst.Attribute) and node.attr.value == attr and isinstance(node.value, cst.Name)
+                and node.value.value == me):
+            return True
+        stack.extend(children(node))
+    return False
+
+
+def _up(ctx: FixContext, node: Optional[cst.CSTNode], steps: int) -> Optional[cst.CSTNode]:
+    for _ in range(steps):
+        node = ctx.parent(node) if node is not None else None
+    return node
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
+
+
 def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
     """DL104: guard the argument by the worker count, `persistent_workers=<workers> > 0`
     or `prefetch_factor=<v> if <workers> > 0 else None`."""
@@ -559,6 +669,7 @@ CODEMODS: Dict[str, Callable[[Finding, FixContext], Outcome]] = {
     "DL104": guard_by_workers,
     "DL402": enable_persistent_workers,
     "DL404": delete_loader,
+    "DL601": open_lazily,
 }
 MODULE_CODEMODS: Dict[str, Callable[[List[Finding], FixContext], Outcome]] = {"DL301": guard_entry_point}
 FIXABLE = tuple(sorted([*CODEMODS, *MODULE_CODEMODS]))

@@ -28,7 +28,7 @@ class Scenario:
 
 
 def registry() -> List[Scenario]:
-    from . import claims, construction, correctness, lifecycle, randomness, start_method
+    from . import claims, construction, correctness, lifecycle, randomness, resources, start_method
 
     return [
         *construction.SCENARIOS,
@@ -36,5 +36,6 @@ def registry() -> List[Scenario]:
         *start_method.SCENARIOS,
         *lifecycle.SCENARIOS,
         *correctness.SCENARIOS,
+        *resources.SCENARIOS,
         *claims.SCENARIOS,
     ]
