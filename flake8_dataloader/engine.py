@@ -33,6 +33,7 @@ class Analysis:
     module: cst.Module
     facts: FileFacts
     findings: List[Finding]
+    source: Optional[str] = None  # the text parsed (LibCST round-trips it: module.code without a codegen)
 
     def results(self) -> List[Result]:
         if not self.findings:
@@ -40,7 +41,7 @@ class Analysis:
         # Positions cost a code-generation pass: pay it only for files with findings.
         nodes = {finding.node for finding in self.findings}
         nodes.update(node for finding in self.findings for _, node in finding.lines)
-        starts = node_starts(self.module, nodes)
+        starts = node_starts(self.module, nodes, self.source)
         return sorted({(*starts[f.node], f.code, f.text(lambda node: starts[node][0])) for f in self.findings})
 
 
@@ -59,7 +60,8 @@ def inspect_source(
     collector = Collector()
     collector.walk(module)
     facts = FileFacts(collector, settings.loader_names)
-    return Analysis(module, facts, [finding for rule in RULES for finding in rule.check(facts, settings)])
+    findings = [finding for rule in RULES for finding in rule.check(facts, settings)]
+    return Analysis(module, facts, findings, source)
 
 
 def analyse(

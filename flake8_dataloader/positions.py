@@ -100,8 +100,11 @@ def _line_starts_fast(source: str) -> List[int]:
     return starts
 
 
-def node_starts(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[cst.CSTNode, Tuple[int, int]]:
-    """(1-based line, 0-based column) of each node's syntactic start."""
+def node_starts(
+    module: cst.Module, nodes: Iterable[cst.CSTNode], source: Optional[str] = None
+) -> Dict[cst.CSTNode, Tuple[int, int]]:
+    """(1-based line, 0-based column) of each node's syntactic start; ``source``: the text the
+    module was parsed from (saves generating it again)."""
     nodes = list(nodes)
     if CodegenState is None:
         return _fallback(module, nodes)
@@ -110,7 +113,9 @@ def node_starts(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[cst.CS
         module._codegen(state)
     except (AttributeError, TypeError):  # pragma: no cover - LibCST internals changed
         return _fallback(module, nodes)
-    line_starts = _line_starts_fast(module.code)
+    # LibCST drops a byte-order mark: offsets then count from after it.
+    text = module.code if source is None or source.startswith("\ufeff") else source
+    line_starts = _line_starts_fast(text)
     out = {}
     for node in nodes:
         offset = state.starts[id(node)]

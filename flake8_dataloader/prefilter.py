@@ -61,7 +61,19 @@ def identifiers(tree: ast.AST) -> Set[str]:
 
 
 def could_trigger_in_code(tree: ast.AST, alternatives: Tuple[Alternative, ...]) -> bool:
-    """Second stage on flake8's own ast: the tokens must be parts of identifiers, not of strings."""
+    """Second stage on flake8's own ast: the tokens must be parts of identifiers, not of strings.
+
+    A one-token alternative found in an import (where loader files name DataLoader first)
+    answers at once, without collecting every identifier of the file.
+    """
+    singles = [alternative[0] for alternative in alternatives if len(alternative) == 1]
+    for node in getattr(tree, "body", ()):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [alias.asname or alias.name for alias in node.names]
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.append(node.module)
+            if any(token in name for name in names for token in singles):
+                return True
     text = "\n".join(identifiers(tree))
     return could_trigger(text, alternatives)
 

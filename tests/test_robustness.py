@@ -165,3 +165,12 @@ def test_flake8_parallel_and_serial_agree(tmp_path):
     assert serial == run(2)
     assert not [line for line in serial if "DL301" in line or "DL302" in line]
     assert [line for line in serial if "loader_spellings.py:59:" in line]  # FastDataLoader is a loader now
+
+
+def test_positions_after_a_byte_order_mark_and_with_crlf_newlines():
+    from flake8_dataloader.engine import analyse
+
+    body = "from torch.utils.data import DataLoader\nx = 1\nloader = DataLoader(ds, persistent_workers=True)\n"
+    expected = [(3, 24, "DL101")]
+    for text in (body, "\ufeff" + body, body.replace("\n", "\r\n")):
+        assert [result[:3] for result in analyse(text)] == expected

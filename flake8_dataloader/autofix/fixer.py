@@ -77,7 +77,7 @@ def _candidates(analysis: Analysis, source: str, codes: Collection[str], honour_
     relevant = [f for f in analysis.findings if f.code in codes]
     if not relevant:
         return []
-    starts = node_starts(analysis.module, {f.node for f in relevant})
+    starts = node_starts(analysis.module, {f.node for f in relevant}, analysis.source)
     lines = source.splitlines()
     chosen = [f for f in relevant if not (honour_noqa and _suppressed(lines[starts[f.node][0] - 1], f.code))]
     ctx = FixContext(analysis)
