@@ -123,7 +123,8 @@ def bool_drop_last(finding: Finding, ctx: FixContext) -> Outcome:
     """DL103: write `drop_last=1` / `drop_last=0` as the bool it means, `True` / `False`."""
     arg = finding.node
     owner = ctx.keyword_owner.get(arg) if isinstance(arg, cst.Arg) else None
-    if owner is None or not isinstance(arg, cst.Arg) or owner[1] != "drop_last":
+    boolean = isinstance(arg, cst.Arg) and isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False")
+    if owner is None or not isinstance(arg, cst.Arg) or owner[1] != "drop_last" or boolean:
         return "the combination needs a decision the code does not show (which argument to drop or change)"
     if not (isinstance(arg.value, cst.Integer) and arg.value.value in ("0", "1")):
         return "drop_last is not the literal 0 or 1: which bool was meant is not certain"
