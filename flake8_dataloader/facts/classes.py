@@ -26,6 +26,13 @@ def last_name(expr: cst.CSTNode) -> Optional[str]:
     return None
 
 
+def self_attribute(node: cst.CSTNode, method: FunctionInfo) -> Optional[str]:
+    """``attr`` when ``node`` is `self.attr` in ``method`` (its first parameter being self)."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and method.params[:1] == [node.value.value]:
+        return node.attr.value
+    return None
+
+
 class ClassFacts:
     """The bottom layer of the facts: what the traversal recorded, and the file's classes."""
 

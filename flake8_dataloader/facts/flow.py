@@ -131,7 +131,7 @@ class ValueFlow(CallGraph):
         kind = binding.kind
         if kind == BindingKind.ASSIGN and value is not None:
             found = set(self.values(value, binding.scope, path, mode))
-            if isinstance(value, cst.Call) and not any(self._is_site_value(v) for v in found):
+            if isinstance(value, cst.Call) and not any(self._value_sites(v) for v in found):
                 # `loader = wrap(loader)` keeps the loader it re-binds.
                 for arg in value.args:
                     if isinstance(arg.value, cst.Name) and arg.value.value == binding.name:
@@ -253,18 +253,10 @@ class ValueFlow(CallGraph):
         site = self.site_of_value(value)
         return site is not None and site.ctx.function is func
 
-    def _has_elements(self, call: cst.Call) -> bool:
-        return call in self.element_sites
-
     def _is_param(self, name: cst.Name, func: FunctionInfo) -> bool:
         return name.value in func.scope.params and func.scope.lookup(name.value) is func.scope
 
     # -- loaders -------------------------------------------------------------
-    def _is_site_value(self, value: Value) -> bool:
-        return self.site_of_value(value) is not None or (
-            value.path[:1] == (ANY,) and isinstance(value.node, cst.Call) and self._has_elements(value.node)
-        )
-
     def site_of_value(self, value: Value) -> Optional[LoaderSite]:
         if not isinstance(value.node, cst.Call):
             return None
@@ -274,15 +266,17 @@ class ValueFlow(CallGraph):
             return self.element_sites.get(value.node, {}).get(value.path[0])
         return None
 
+    def _value_sites(self, value: Value) -> List[LoaderSite]:
+        """The sites a terminal value is: one, or every element of a factory call (`[ANY]`)."""
+        site = self.site_of_value(value)
+        if site is not None:
+            return [site]
+        if value.path == (ANY,) and isinstance(value.node, cst.Call):
+            return list(self.element_sites.get(value.node, {}).values())
+        return []
+
     def _sites_in(self, found: FrozenSet[Value]) -> Set[LoaderSite]:
-        out: Set[LoaderSite] = set()
-        for value in found:
-            site = self.site_of_value(value)
-            if site is not None:
-                out.add(site)
-            elif len(value.path) == 1 and value.path[0] is ANY and isinstance(value.node, cst.Call):
-                out.update(self.element_sites.get(value.node, {}).values())
-        return out
+        return {site for value in found for site in self._value_sites(value)}
 
     def sites_of(self, expr: cst.CSTNode, scope: Scope) -> Set[LoaderSite]:
         """The loader objects an expression may be (not containers of them)."""

@@ -221,6 +221,11 @@ def resolve(expr: cst.CSTNode, scope: Scope) -> FrozenSet[Target]:
     return targets - {_CYCLE} if _CYCLE in targets else targets  # the memoised set itself: no copy
 
 
+def call_qualnames(call: cst.Call, scope: Scope) -> Set[str]:
+    """The external dotted names a call's callee may be."""
+    return {t for t in resolve(call.func, scope) if isinstance(t, str)}
+
+
 def qualname_in(expr: cst.CSTNode, scope: Scope, names: FrozenSet[str]) -> bool:
     targets = resolve(expr, scope)
     return bool(targets) and all(isinstance(t, str) and t in names for t in targets)

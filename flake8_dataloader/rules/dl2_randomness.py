@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from ..facts import constants as C
-from ..facts.analysis import last_name
+from ..facts.classes import last_name, self_attribute
 from ..facts.model import ClassInfo, FunctionInfo, Known
 from ..facts.walk import Visited
-from ..facts.resolve import evaluate, follow_single_binding, qualname_in, resolve
+from ..facts.resolve import call_qualnames, evaluate, follow_single_binding, qualname_in, resolve
 from .base import NEEDS_LOADER, Finding, Rule
 
 if TYPE_CHECKING:
@@ -31,18 +31,9 @@ def _is_rng_constructor(expr, scope) -> bool:
     return qualname_in(func, scope, C.RNG_CONSTRUCTORS)
 
 
-def _qualnames(call: cst.Call, scope) -> Set[str]:
-    return {t for t in resolve(call.func, scope) if isinstance(t, str)}
-
-
 def _is_self_attr(expr, method: FunctionInfo, attr: Optional[str] = None) -> bool:
-    return (
-        isinstance(expr, cst.Attribute)
-        and isinstance(expr.value, cst.Name)
-        and bool(method.params)
-        and expr.value.value == method.params[0]
-        and (attr is None or expr.attr.value == attr)
-    )
+    name = self_attribute(expr, method)
+    return name is not None and (attr is None or name == attr)
 
 
 class UnseededDatasetRng(Rule):
@@ -220,7 +211,7 @@ class UnseededDatasetRng(Rule):
         for method in methods:
             for record in facts.calls_in(method):
                 call, scope = record.node, record.ctx.scope
-                names = _qualnames(call, scope)
+                names = call_qualnames(call, scope)
                 if any(n.endswith("get_worker_info") for n in names) or names & C.PER_ITERATOR_SEED_SOURCES:
                     per_worker = True
                 func = call.func
@@ -286,7 +277,7 @@ def _torch_seeded(facts) -> Tuple[bool, bool]:
     worker_only = _worker_only(facts)
     nontorch = torch = False
     for record in facts.calls:
-        names = _qualnames(record.node, record.ctx.scope)
+        names = call_qualnames(record.node, record.ctx.scope)
         if names & C.GLOBAL_NONTORCH_SEEDERS:
             if record.node.args and record.ctx.function not in worker_only:
                 nontorch = True
@@ -516,7 +507,7 @@ class WorkerSeedIgnoresEpoch(Rule):
     def _seeds_statically(cls, facts, func: FunctionInfo) -> bool:
         for record in facts.calls_in(func):
             call, scope = record.node, record.ctx.scope
-            names = _qualnames(call, scope)
+            names = call_qualnames(call, scope)
             is_seeding = bool(names & SEEDING_CALLS) or (
                 isinstance(call.func, cst.Attribute) and call.func.attr.value in RESEED_METHODS
             )

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set
 
 import libcst as cst
 
-from ..facts.classes import last_name
+from ..facts.classes import last_name, self_attribute
 from ..facts.model import ClassInfo, FunctionInfo, Known, Mutation
 from ..facts.nodes import children
-from ..facts.resolve import Scope, evaluate, resolve
+from ..facts.resolve import Scope, call_qualnames, evaluate, resolve
 from .base import NEEDS_LOADER, Finding, Rule, source_of
 
 if TYPE_CHECKING:
@@ -30,13 +30,6 @@ NUMPY_LOAD = frozenset({"numpy.load"})
 
 def dataset_classes(facts: FileFacts) -> List[ClassInfo]:
     return [cls for cls in facts.classes.values() if facts.dataset_kind(cls) is not None]
-
-
-def self_attribute(node: cst.CSTNode, method: FunctionInfo) -> Optional[str]:
-    """``attr`` when ``node`` is `self.attr` in ``method`` (its first parameter being self)."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and method.params[:1] == [node.value.value]:
-        return node.attr.value
-    return None
 
 
 def attributes_read(methods: List[FunctionInfo], indexed: bool = False) -> Set[str]:
@@ -70,10 +63,6 @@ def stores_in_init(facts: FileFacts, cls: ClassInfo) -> Iterator[Mutation]:
 def only_single_process_loaders(facts: FileFacts, cls: ClassInfo) -> bool:
     loaders = facts.loaders_using(cls)
     return bool(loaders) and all(call.single_process() for call in loaders)
-
-
-def _qualnames(call: cst.Call, scope: Scope) -> Set[str]:
-    return {t for t in resolve(call.func, scope) if isinstance(t, str)}
 
 
 class HandleSharedWithWorkers(Rule):
@@ -205,7 +194,7 @@ def _opener(value: Optional[cst.CSTNode], scope: Scope) -> Optional[str]:
     """The opener's name when ``value`` opens a file or connection."""
     if not isinstance(value, cst.Call):
         return None
-    names = _qualnames(value, scope)
+    names = call_qualnames(value, scope)
     if names and names <= HANDLE_OPENERS:
         return source_of(value.func)
     if names and names <= NUMPY_LOAD and value.args:
@@ -239,7 +228,7 @@ def cuda_call(call: cst.Call, scope: Scope) -> bool:
     if any(arg.keyword is not None and arg.keyword.value == "device" and _is_cuda_text(arg.value, scope)
            for arg in call.args):
         return True
-    names = _qualnames(call, scope)
+    names = call_qualnames(call, scope)
     return bool(names) and all(n.startswith("torch.cuda.") for n in names) and not names <= CUDA_QUERIES
 
 
@@ -370,7 +359,7 @@ CUDA_TENSOR_TYPES = "torch.cuda."
 def sets_cuda_default(facts: FileFacts) -> bool:
     """`torch.set_default_device("cuda")` or `torch.set_default_tensor_type(torch.cuda.FloatTensor)`."""
     for record in facts.calls:
-        names = _qualnames(record.node, record.ctx.scope)
+        names = call_qualnames(record.node, record.ctx.scope)
         if not record.node.args:
             continue
         value = record.node.args[0].value
@@ -491,14 +480,14 @@ def _shuffles(facts: FileFacts, call) -> bool:
         return False
     for value in facts.values(sampler, call.ctx.scope):
         node = value.node
-        if isinstance(node, cst.Call) and _qualnames(node, value.scope) and _qualnames(node, value.scope) <= RANDOM_SAMPLERS:
+        if isinstance(node, cst.Call) and call_qualnames(node, value.scope) and call_qualnames(node, value.scope) <= RANDOM_SAMPLERS:
             if not any(arg.keyword is not None and arg.keyword.value == "generator" for arg in node.args):
                 return True
     return False
 
 
 def _cuda_generator(expr: cst.BaseExpression, scope: Scope) -> bool:
-    if not isinstance(expr, cst.Call) or _qualnames(expr, scope) != {"torch.Generator"}:
+    if not isinstance(expr, cst.Call) or call_qualnames(expr, scope) != {"torch.Generator"}:
         return False
     return any((arg.keyword is None or arg.keyword.value == "device") and _is_cuda_text(arg.value, scope)
                for arg in expr.args)
@@ -637,7 +626,7 @@ def _built_container(value: Optional[cst.CSTNode], scope: Scope) -> bool:
         return False
     if last_name(value.func) in ("tolist", "to_dict") and isinstance(value.func, cst.Attribute):
         return True
-    names = _qualnames(value, scope)
+    names = call_qualnames(value, scope)
     if not names or not names <= CONTAINER_BUILDERS:
         return False
     if names <= {"builtins.list", "builtins.sorted", "builtins.dict"}:
