@@ -13,6 +13,7 @@ import libcst as cst
 from .errors import STRICT_ENV, ParseFailure
 from .facts.analysis import FileFacts
 from .facts.collector import Collector
+from .facts.foreign import Imports
 from .parsing import parse
 from .positions import node_starts
 from .prefilter import may_find
@@ -46,29 +47,50 @@ class Analysis:
 
 
 def inspect_source(
-    source: str, settings: Settings = DEFAULT_SETTINGS, use_prefilter: bool = True, tree: Optional[ast.AST] = None
+    source: str,
+    settings: Settings = DEFAULT_SETTINGS,
+    use_prefilter: bool = True,
+    tree: Optional[ast.AST] = None,
+    filename: Optional[str] = None,
 ) -> Optional[Analysis]:
     """The analysis of one file's text, or None when the prefilter rules every finding out.
 
     With ``tree`` (flake8's ast of the same source), the prefilter also checks that the
     trigger tokens are identifiers, so a mention in a docstring costs no LibCST parse.
-    Raises ParseFailure, or on an internal error.
+    With ``filename`` (a file on disk) and follow_imports, what it imports from its own
+    project is followed. Raises ParseFailure, or on an internal error.
     """
     if use_prefilter and not may_find(source, settings, tree):
         return None
-    module = parse(source, tree)
-    collector = Collector()
-    collector.walk(module)
-    facts = FileFacts(collector, settings.loader_names)
+    imports = None
+    if filename is not None and settings.follow_imports and os.path.isfile(filename):
+        from .project.view import ImportView  # noqa: PLC0415 - only for a file that may hold a finding
+
+        imports = ImportView(filename, settings)
+    module, facts = collect(source, settings, tree, imports)
     findings = [finding for rule in RULES for finding in rule.check(facts, settings)]
     return Analysis(module, facts, findings, source)
 
 
+def collect(
+    source: str, settings: Settings, tree: Optional[ast.AST] = None, imports: Optional[Imports] = None
+) -> Tuple[cst.Module, FileFacts]:
+    """One file's tree and facts; with ``imports``, names imported from the project are followed."""
+    module = parse(source, tree)
+    collector = Collector()
+    collector.walk(module)
+    return module, FileFacts(collector, settings.loader_names, imports)
+
+
 def analyse(
-    source: str, settings: Settings = DEFAULT_SETTINGS, use_prefilter: bool = True, tree: Optional[ast.AST] = None
+    source: str,
+    settings: Settings = DEFAULT_SETTINGS,
+    use_prefilter: bool = True,
+    tree: Optional[ast.AST] = None,
+    filename: Optional[str] = None,
 ) -> List[Result]:
     """Findings for one file's text. Raises ParseFailure, or on an internal error."""
-    analysis = inspect_source(source, settings, use_prefilter, tree)
+    analysis = inspect_source(source, settings, use_prefilter, tree, filename)
     return [] if analysis is None else analysis.results()
 
 
@@ -86,7 +108,7 @@ def check_source(
     a warning, and re-raised when FLAKE8_DATALOADER_STRICT is set (the tests set it).
     """
     try:
-        return analyse(source, settings, use_prefilter, tree)
+        return analyse(source, settings, use_prefilter, tree, filename)
     except ParseFailure as exc:
         LOG.info("flake8-dataloader: skipped %s: LibCST cannot parse it (%s)", filename, exc)
     except RecursionError:

@@ -13,7 +13,7 @@ from typing import Iterator, List, Tuple, Type
 
 from . import __version__, manifest
 from .prefilter import may_find
-from .settings import DEFAULT_SETTINGS, START_METHODS, Settings, SettingsError
+from .settings import DEFAULT_SETTINGS, START_METHODS, SWITCH, Settings, SettingsError
 
 
 class DataLoaderChecker:
@@ -42,12 +42,21 @@ class DataLoaderChecker:
             parse_from_config=True,
             help="Start method the code must be safe under (default: auto = every platform).",
         )
+        option_manager.add_option(
+            "--dataloader-follow-imports",
+            default="on",
+            choices=SWITCH,
+            parse_from_config=True,
+            help="Read the project's own modules a file imports (datasets, loader factories): on (default) or off.",
+        )
         option_manager.extend_default_ignore(list(manifest.DEFAULT_OFF))
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
         try:
-            cls.settings = Settings.build(options.dataloader_names, options.dataloader_start_method)
+            cls.settings = Settings.build(
+                options.dataloader_names, options.dataloader_start_method, options.dataloader_follow_imports
+            )
         except SettingsError as exc:  # a value from a config file: the command line's line and exit status
             print(f"flake8: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None

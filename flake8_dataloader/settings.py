@@ -8,6 +8,7 @@ from typing import FrozenSet, Iterable, NamedTuple
 from .facts.constants import DEFAULT_LOADER_NAMES
 
 START_METHODS = ("auto", "spawn", "forkserver", "fork")
+SWITCH = ("on", "off")
 
 
 def invalid_choice(option: str, value: str, choices) -> str:
@@ -29,9 +30,10 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
     loader_names: FrozenSet[str] = DEFAULT_LOADER_NAMES
     start_method: str = "auto"
     extra_triggers: FrozenSet[str] = frozenset()
+    follow_imports: bool = True  # read the project's own modules a file imports
 
     @classmethod
-    def build(cls, names: Iterable[str] = (), start_method: str = "auto") -> "Settings":
+    def build(cls, names: Iterable[str] = (), start_method: str = "auto", follow_imports: str = "on") -> "Settings":
         extra = []
         for raw in names:
             name = raw.strip()
@@ -45,10 +47,13 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
             extra.append(name)
         if start_method not in START_METHODS:
             raise SettingsError(invalid_choice("--dataloader-start-method", start_method, START_METHODS))
+        if follow_imports not in SWITCH:
+            raise SettingsError(invalid_choice("--dataloader-follow-imports", follow_imports, SWITCH))
         return cls(
             loader_names=DEFAULT_LOADER_NAMES | frozenset(extra),
             start_method=start_method,
             extra_triggers=frozenset(name.rsplit(".", 1)[-1] for name in extra),
+            follow_imports=follow_imports == "on",
         )
 
 

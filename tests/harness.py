@@ -44,7 +44,9 @@ def settings_from_argv(argv: List[str]) -> Settings:
     manager = OptionManager(version="test", plugin_versions="", parents=[], formatter_names=["default"])
     DataLoaderChecker.add_options(manager)
     namespace, _ = manager.parser.parse_known_args(argv)
-    return Settings.build(namespace.dataloader_names, namespace.dataloader_start_method)
+    return Settings.build(
+        namespace.dataloader_names, namespace.dataloader_start_method, namespace.dataloader_follow_imports
+    )
 
 
 def enabled_default_off(argv: List[str]) -> Set[str]:

@@ -9,6 +9,7 @@ import libcst as cst
 
 from .classes import ClassFacts, last_name
 from .collector import Collector
+from .foreign import Imports
 from .model import CallRecord, ClassInfo, FunctionInfo
 from .resolve import Scope, resolve
 from .walk import Visited
@@ -27,8 +28,8 @@ class Caller(NamedTuple):
 
 
 class CallGraph(ClassFacts):
-    def __init__(self, collector: Collector, loader_names: FrozenSet[str]) -> None:
-        super().__init__(collector, loader_names)
+    def __init__(self, collector: Collector, loader_names: FrozenSet[str], imports: Optional[Imports] = None) -> None:
+        super().__init__(collector, loader_names, imports)
         self.callees: Dict[cst.Call, Callee] = {}
         self.callers: DefaultDict[FunctionInfo, List[Caller]] = defaultdict(list)
         self._by_function: DefaultDict[Optional[FunctionInfo], List[CallRecord]] = defaultdict(list)

@@ -8,6 +8,7 @@ import libcst as cst
 
 from . import constants as C
 from .collector import Collector
+from .foreign import Imports
 from .model import CallRecord, ClassInfo, FunctionInfo
 from .resolve import Scope, Target, resolve
 from .walk import Visited
@@ -36,11 +37,12 @@ def self_attribute(node: cst.CSTNode, method: FunctionInfo) -> Optional[str]:
 class ClassFacts:
     """The bottom layer of the facts: what the traversal recorded, and the file's classes."""
 
-    def __init__(self, collector: Collector, loader_names: FrozenSet[str]) -> None:
+    def __init__(self, collector: Collector, loader_names: FrozenSet[str], imports: Optional[Imports] = None) -> None:
         assert collector.module_scope is not None
         self._collector = collector
         self.module_scope: Scope = collector.module_scope
         self.loader_names = loader_names
+        self.imports = imports  # the project's other modules (None: this file alone)
         self.functions: Dict[cst.FunctionDef, FunctionInfo] = collector.functions
         self.classes: Dict[cst.ClassDef, ClassInfo] = collector.classes
         self._class_kind: Dict[ClassInfo, Optional[str]] = {}

@@ -183,7 +183,9 @@ class Collector(cst.CSTVisitor):
             name = _dotted(alias.name)
             asname = alias.asname.name if alias.asname is not None else None
             local = asname.value if isinstance(asname, cst.Name) else name
-            self.bind(local, BindingKind.IMPORT, qualname=f"{module}.{name}", node=node)
+            # `from . import x` is `.x`: the leading dots are always the level (cross-module lookup reads them)
+            qualname = f"{module}{name}" if module.endswith(".") else f"{module}.{name}"
+            self.bind(local, BindingKind.IMPORT, qualname=qualname, node=node)
 
     # -- definitions -------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:

@@ -19,6 +19,7 @@ from . import constants as C
 from .calls import CallGraph
 from .classes import MAX_BINDINGS_FOLLOWED, last_name
 from .collector import Collector
+from .foreign import Imports
 from .model import FunctionInfo, Known, LoaderCall, LoaderSite
 from .resolve import Binding, BindingKind, Scope, evaluate
 from .walk import UnionMemo
@@ -68,8 +69,8 @@ def _key_matches(element: cst.DictElement, key: Key, scope: Scope) -> bool:
 
 
 class ValueFlow(CallGraph):
-    def __init__(self, collector: Collector, loader_names: FrozenSet[str]) -> None:
-        super().__init__(collector, loader_names)
+    def __init__(self, collector: Collector, loader_names: FrozenSet[str], imports: Optional[Imports] = None) -> None:
+        super().__init__(collector, loader_names, imports)
         self.loader_calls: Dict[cst.Call, LoaderCall] = {}
         # Where loaders come into being: a loader call, or a call of a same-file factory.
         self.sites: Dict[cst.Call, LoaderSite] = {}

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from enum import IntEnum
-from typing import DefaultDict, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import DefaultDict, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from . import constants as C
-from .classes import last_name
+from .classes import last_name, self_attribute
 from .collector import Collector
+from .foreign import CallableSummary, Imports
 from .loaders import LoaderFacts
 from .model import CallRecord, Context, FunctionInfo, IterationSite, LoaderCall, LoaderSite, LoopInfo
 from .resolve import resolve
@@ -40,6 +41,30 @@ class Use(IntEnum):
     REPEATED = 2  # iterated inside a loop of its own (or of a callee)
 
 
+class AttributeUse(NamedTuple):
+    method: FunctionInfo
+    attr: str
+    use: Use
+
+
+# What a parameter use is recorded for: a same-file function, or one of another module.
+Callable = Union[FunctionInfo, CallableSummary]
+
+
+def foreign_arguments(call: cst.Call, callee: CallableSummary) -> List[Tuple[str, cst.BaseExpression]]:
+    """(parameter, argument) pairs of a call of another module's function or class."""
+    out: List[Tuple[str, cst.BaseExpression]] = []
+    params = callee.params[callee.offset:]
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            break
+        if arg.keyword is None and index < len(params):
+            out.append((params[index], arg.value))
+        elif arg.keyword is not None and arg.keyword.value in params:
+            out.append((arg.keyword.value, arg.value))
+    return out
+
+
 class _Event:
     __slots__ = ("expr", "ctx", "node", "header", "use")
 
@@ -49,11 +74,15 @@ class _Event:
 
 
 class IterationFacts(LoaderFacts):
-    def __init__(self, collector: Collector, loader_names: FrozenSet[str]) -> None:
-        super().__init__(collector, loader_names)
+    def __init__(self, collector: Collector, loader_names: FrozenSet[str], imports: Optional[Imports] = None) -> None:
+        super().__init__(collector, loader_names, imports)
         self.iterations: List[IterationSite] = []
         self._by_site: Optional[Dict[LoaderSite, List[IterationSite]]] = None
         self._sites_by_call: Optional[Dict[LoaderCall, List[LoaderSite]]] = None
+        # What each same-file function does with each parameter (module summaries read it).
+        self.param_uses: DefaultDict[Callable, Dict[str, Use]] = defaultdict(dict)
+        self._foreign_callees: Dict[cst.Call, CallableSummary] = self._find_foreign_callees()
+        self.attribute_uses: List[AttributeUse] = []  # `self.x` iterated or handed on in a method
         self._find_iterations(collector)
 
     # -- queries -------------------------------------------------------------
@@ -122,7 +151,7 @@ class IterationFacts(LoaderFacts):
             events.append(_Event(expr, ctx, expr, None, use(ctx)))
         for record in self.calls:
             call, ctx = record.node, record.ctx
-            if call in consumed or call in self.callees or call in self.sites:
+            if call in consumed or call in self.callees or call in self.sites or call in self._foreign_callees:
                 continue
             name = last_name(call.func)
             targets = resolve(call.func, ctx.scope)
@@ -141,8 +170,22 @@ class IterationFacts(LoaderFacts):
                     events.append(_Event(arg.value, ctx, call, None, kind))
         return events
 
+    def _find_foreign_callees(self) -> Dict[cst.Call, CallableSummary]:
+        """Calls of functions and classes of other project modules whose parameter use is known."""
+        found: Dict[cst.Call, CallableSummary] = {}
+        if self.imports is None:
+            return found
+        for record in self.calls:
+            if record.node in self.sites or record.node in self.callees:
+                continue
+            qualname = self.imported(record.node.func, record.ctx.scope)
+            summary = self.imports.callable(qualname) if qualname else None
+            if summary is not None:
+                found[record.node] = summary
+        return found
+
     def _find_iterations(self, collector: Collector) -> None:
-        uses: DefaultDict[FunctionInfo, Dict[str, Use]] = defaultdict(dict)
+        uses = self.param_uses
 
         def note(func: FunctionInfo, param: str, level: Use) -> bool:
             before = uses[func].get(param)
@@ -156,16 +199,27 @@ class IterationFacts(LoaderFacts):
                 loops = repeating_loops(event.expr, event.ctx)
                 for site in self.sites_of(event.expr, event.ctx.scope):
                     self.iterations.append(IterationSite(site, event.node, event.ctx, loops, event.header))
+            level = Use.REPEATED if event.ctx.loops else event.use
             param = self.param_of(event.expr, event.ctx.function)
             if param is not None and event.ctx.function is not None:
-                note(event.ctx.function, param, Use.REPEATED if event.ctx.loops else event.use)
+                note(event.ctx.function, param, level)
+            method = event.ctx.function
+            if method is not None and method.cls is not None:
+                attr = self_attribute(event.expr, method)
+                if attr is not None:
+                    self.attribute_uses.append(AttributeUse(method, attr, level))
 
-        edges: List[Tuple[CallRecord, FunctionInfo, str, cst.BaseExpression]] = []
+        edges: List[Tuple[CallRecord, Callable, str, cst.BaseExpression]] = []
         for record in self.calls:
             callee = self.callees.get(record.node)
             if callee is not None:
                 for param, arg in self.map_arguments(record.node, callee.function, callee.offset):
                     edges.append((record, callee.function, param, arg))
+            foreign = self._foreign_callees.get(record.node)
+            if foreign is not None:
+                uses[foreign] = {param: Use(level) for param, level in foreign.uses}
+                for param, arg in foreign_arguments(record.node, foreign):
+                    edges.append((record, foreign, param, arg))
 
         def at_call(level: Use, record: CallRecord) -> Use:
             return Use.REPEATED if record.ctx.loops else level

@@ -7,6 +7,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 import libcst as cst
 
 from .collector import Collector
+from .foreign import DatasetSummary, Imports, LoaderSummary
 from .classes import ClassInfo
 from .flow import ANY, OBJECT_FLOW, Key, Path, ValueFlow, constant_key
 from .model import OMITTED, Argument, Context, FunctionInfo, LoaderCall, LoaderSite, Unknown
@@ -19,10 +20,13 @@ FACTORY_ROUNDS = 2
 
 
 class LoaderFacts(ValueFlow):
-    def __init__(self, collector: Collector, loader_names: FrozenSet[str]) -> None:
-        super().__init__(collector, loader_names)
+    def __init__(self, collector: Collector, loader_names: FrozenSet[str], imports: Optional[Imports] = None) -> None:
+        super().__init__(collector, loader_names, imports)
         self._by_dataset: Optional[Dict[ClassInfo, List[LoaderCall]]] = None
+        # Loaders built in other modules of the project, returned by an imported factory.
+        self.foreign_calls: List[LoaderCall] = []
         self._find_loader_calls()
+        self._find_foreign_factories()
         self._find_factories()
 
     def _loader_callee(self, func: cst.BaseExpression, scope: Scope) -> Tuple[bool, Optional[ClassInfo]]:
@@ -48,6 +52,29 @@ class LoaderFacts(ValueFlow):
                 call = read_arguments(record.node, record.ctx, custom_init)
                 self.loader_calls[record.node] = call
                 self.sites[record.node] = LoaderSite(node=record.node, ctx=record.ctx, calls=[call])
+
+    def imported(self, func: cst.BaseExpression, scope: Scope) -> Optional[str]:
+        """The one dotted name a callee denotes when it is imported (followed across modules)."""
+        if self.imports is None:
+            return None
+        targets = resolve(func, scope)
+        target = next(iter(targets)) if len(targets) == 1 else None
+        return target if isinstance(target, str) else None
+
+    def _find_foreign_factories(self) -> None:
+        for record in self.calls:
+            qualname = None if record.node in self.sites else self.imported(record.node.func, record.ctx.scope)
+            factory = self.imports.factory(qualname) if self.imports is not None and qualname else None
+            if factory is None:
+                continue
+            for path, loaders in factory.loaders:
+                calls = [foreign_call(record.node, record.ctx, loader) for loader in loaders]
+                self.foreign_calls.extend(calls)
+                site = LoaderSite(node=record.node, ctx=record.ctx, calls=calls)
+                if not path:
+                    self.sites[record.node] = site
+                elif isinstance(path[0], (int, str)):
+                    self.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
 
     def _find_factories(self) -> None:
         for _ in range(FACTORY_ROUNDS):
@@ -129,6 +156,20 @@ class LoaderFacts(ValueFlow):
                     out.add(cls)
         return out
 
+    def foreign_datasets(self, call: LoaderCall) -> List[DatasetSummary]:
+        """The dataset classes of other project modules a loader's dataset may be an instance of."""
+        dataset = call.args["dataset"].expr
+        if dataset is None or self.imports is None:
+            return []
+        out: List[DatasetSummary] = []
+        for value in self.values(dataset, call.ctx.scope, (), OBJECT_FLOW):
+            if not value.path and isinstance(value.node, cst.Call):
+                qualname = self.imported(value.node.func, value.scope)
+                found = self.imports.dataset(qualname) if qualname else None
+                if found is not None and found not in out:
+                    out.append(found)
+        return out
+
     def loaders_using(self, cls: ClassInfo) -> List[LoaderCall]:
         """Loader calls whose dataset may be an instance of ``cls``."""
         if self._by_dataset is None:
@@ -138,6 +179,12 @@ class LoaderFacts(ValueFlow):
                     index.setdefault(klass, []).append(call)
             self._by_dataset = index
         return self._by_dataset.get(cls, [])
+
+
+def foreign_call(node: cst.Call, ctx: Context, loader: LoaderSummary) -> LoaderCall:
+    """A loader an imported factory builds, seen at the factory's call here."""
+    args = {name: Argument(name, state) for name, state in loader.states}
+    return LoaderCall(node=node, ctx=ctx, args=args, foreign=loader)
 
 
 def read_arguments(call: cst.Call, ctx: Context, custom_init: bool = False) -> LoaderCall:

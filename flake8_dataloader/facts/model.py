@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
+
+if TYPE_CHECKING:
+    from .foreign import LoaderSummary
 
 
 @dataclass(frozen=True)
@@ -126,11 +129,16 @@ class ClassInfo:
 
 @dataclass(eq=False)
 class LoaderCall:
-    """A direct call of a DataLoader (or configured/subclassed loader)."""
+    """A direct call of a DataLoader (or configured/subclassed loader).
+
+    With ``foreign``, the DataLoader call is in another module of the project (returned by
+    an imported factory): ``node`` is the factory's call here, the arguments are as read there.
+    """
 
     node: cst.Call
     ctx: Context
     args: Dict[str, Argument]
+    foreign: Optional["LoaderSummary"] = None
 
     @property
     def num_workers(self) -> Argument:

@@ -199,7 +199,7 @@ class NameResolver:
             if owner is None:
                 stars = scope.module.star_imports
                 if stars:
-                    return frozenset(f"{mod}.{expr.value}" for mod in stars)
+                    return frozenset(f"{mod}{expr.value}" if mod.endswith(".") else f"{mod}.{expr.value}" for mod in stars)
                 return frozenset({f"builtins.{expr.value}"})
             return self.name(owner, expr.value)
         if isinstance(expr, cst.Attribute):

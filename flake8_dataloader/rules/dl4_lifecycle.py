@@ -277,9 +277,11 @@ class PersistentWorkersDisabled(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        for call in facts.loader_calls.values():
+        for call in [*facts.loader_calls.values(), *facts.foreign_calls]:
             if not call.worker_using() or not _not_persistent(call):
                 continue
+            if call.foreign is not None and call.foreign.repeated_here:
+                continue  # the defining module iterates it every epoch itself and reports it there
             if any(cls._restarted(facts, site) for site in facts.sites_of_call(call)):
                 yield cls.finding(call.node, fix=cls._fix(call))
 
@@ -295,6 +297,10 @@ class PersistentWorkersDisabled(Rule):
     @staticmethod
     def _fix(call: LoaderCall) -> str:
         workers = call.num_workers
+        if call.foreign is not None:
+            text = call.foreign.workers_text
+            keyword = f"persistent_workers={text} > 0" if workers.unknown and text else "persistent_workers=True"
+            return f"{keyword} to the DataLoader at {call.foreign.origin}"
         if workers.unknown and workers.expr is not None:
             return f"persistent_workers={source_of(workers.expr)} > 0"
         return "persistent_workers=True"

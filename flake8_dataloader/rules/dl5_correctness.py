@@ -30,7 +30,7 @@ def _reads_worker_info(facts, functions) -> bool:
     return False
 
 
-def _shards_by_worker(facts, klass: ClassInfo) -> bool:
+def shards_by_worker(facts, klass: ClassInfo) -> bool:
     return _reads_worker_info(facts, facts.reachable(klass, ("__iter__", "__next__")))
 
 
@@ -137,11 +137,17 @@ class UnshardedIterableDataset(Rule):
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for klass in iterable_classes(facts):
-            if _shards_by_worker(facts, klass):
+            if shards_by_worker(facts, klass):
                 continue
             for call in facts.loaders_using(klass):
                 if call.worker_using() and not _init_fn_can_shard(facts, call):
                     yield cls.finding(call.node, klass=klass.name, workers=show_workers(call))
+        for call in facts.loader_calls.values():
+            if not call.worker_using() or _init_fn_can_shard(facts, call):
+                continue
+            for dataset in facts.foreign_datasets(call):
+                if dataset.kind == "iterable" and not dataset.shards:
+                    yield cls.finding(call.node, klass=f"{dataset.name} ({dataset.origin})", workers=show_workers(call))
 
 
 def single_use_return(facts, klass: ClassInfo) -> Optional[str]:
@@ -156,6 +162,16 @@ def single_use_return(facts, klass: ClassInfo) -> Optional[str]:
         if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == receiver:
             return source_of(value)
     return None
+
+
+def _emptied_by(facts, call) -> Optional[str]:
+    """Why a single-use dataset goes empty in this loader after one epoch; None when it does not."""
+    persistent = call.args["persistent_workers"].known_truthy()
+    if not (persistent or call.single_process()):
+        return None
+    if not any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
+        return None
+    return "its persistent workers keep the used-up copy" if persistent else "a single process reuses the one dataset object"
 
 
 class SingleUseIterableDataset(Rule):
@@ -267,16 +283,17 @@ class SingleUseIterableDataset(Rule):
             if what is None:
                 continue
             for call in facts.loaders_using(klass):
-                persistent = call.args["persistent_workers"].known_truthy()
-                if not (persistent or call.single_process()):
-                    continue
-                if any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
-                    mode = (
-                        "its persistent workers keep the used-up copy"
-                        if persistent
-                        else "a single process reuses the one dataset object"
-                    )
+                mode = _emptied_by(facts, call)
+                if mode is not None:
                     method = facts.method(klass, "__iter__")
                     assert method is not None  # single_use_return found its return
                     yield cls.finding(method.node, klass=klass.name, what=what, loader=call.node, mode=mode)
                     break
+        for call in facts.loader_calls.values():
+            for dataset in facts.foreign_datasets(call):
+                if dataset.single_use is None or dataset.single_use_reported:
+                    continue  # not single-use, or reported at its __iter__ in the module that defines it
+                mode = _emptied_by(facts, call)
+                if mode is not None:
+                    what = f"{dataset.single_use} ({dataset.iter_origin})"
+                    yield cls.finding(call.node, klass=dataset.name, what=what, loader=call.node, mode=mode)

@@ -1,0 +1,79 @@
+"""What the facts of one file may know about the project's other modules: plain summaries.
+
+A summary holds only what the rules ask of an imported name (a dataset class, a
+loader factory, a function or class that iterates what it is given), with the
+file and line it is defined at. Summaries are built from the other module's own
+facts, never following its imports in turn, so they do not depend on which file
+is linted first: `-j1` and `-j2` give the same findings.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, NamedTuple, Optional, Protocol, Tuple
+
+from .model import ArgState
+
+
+class Origin(NamedTuple):
+    """Where something of another module is defined: its path (relative to its project root) and line."""
+
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+class DatasetSummary(NamedTuple):
+    name: str
+    origin: Origin
+    kind: Optional[str]  # "iterable" / "map"
+    shards: bool  # __iter__ (or what it calls) reads get_worker_info()
+    single_use: Optional[str]  # what __iter__ returns when that is used up after one pass ("self")
+    iter_origin: Optional[Origin]  # where that __iter__ is
+    single_use_reported: bool  # a loader of the defining module already triggers DL502 there
+
+
+class LoaderSummary(NamedTuple):
+    """A DataLoader call a factory returns: its arguments as read in the defining module."""
+
+    origin: Origin
+    states: Tuple[Tuple[str, ArgState], ...]
+    workers_text: Optional[str]  # num_workers as written there, for the message
+    repeated_here: bool  # the defining module iterates it every epoch itself (and reports it)
+
+
+class FactorySummary(NamedTuple):
+    name: str
+    origin: Origin
+    # Element path (empty: the whole result) -> the loaders returned there.
+    loaders: Tuple[Tuple[Tuple[object, ...], Tuple[LoaderSummary, ...]], ...]
+
+
+class CallableSummary(NamedTuple):
+    """A module-level function (or a class, through its `__init__`) and what it does with each parameter."""
+
+    name: str
+    origin: Origin
+    params: Tuple[str, ...]
+    offset: int  # parameters filled by the receiver (1 for a class: self)
+    uses: Tuple[Tuple[str, int], ...]  # parameter -> iteration.Use level
+
+
+class ModuleSummary(NamedTuple):
+    datasets: Dict[str, DatasetSummary]
+    factories: Dict[str, FactorySummary]
+    callables: Dict[str, CallableSummary]
+
+
+EMPTY_SUMMARY = ModuleSummary({}, {}, {})
+
+
+class Imports(Protocol):
+    """The linted file's window on its project's other modules (project.view.ImportView)."""
+
+    def dataset(self, qualname: str) -> Optional[DatasetSummary]: ...
+
+    def factory(self, qualname: str) -> Optional[FactorySummary]: ...
+
+    def callable(self, qualname: str) -> Optional[CallableSummary]: ...

@@ -1,0 +1,86 @@
+"""Which file of the linted file's own project an imported dotted name lives in.
+
+Deterministic and bounded: a relative import is resolved from the importing
+file's package; an absolute one from the project root (the first directory
+above the file that is not a package) or from the file's own directory (a
+script importing a sibling). Never `sys.path`, never an import: only
+`os.stat` of the candidate files.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import List, NamedTuple, Optional, Tuple
+
+
+class Location(NamedTuple):
+    """A module file and the attribute names still to look up in it (`("StreamDataset",)`)."""
+
+    path: str
+    rest: Tuple[str, ...]
+    root: str  # the directory the module's path is shown relative to
+
+
+def _is_file(path: str) -> bool:
+    return os.path.isfile(path)  # not cached: a long-lived process must see files created meanwhile
+
+
+def project_root(directory: str) -> str:
+    """The first directory, from ``directory`` upwards, that is not a package."""
+    while _is_file(os.path.join(directory, "__init__.py")):
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return directory
+
+
+def _module_file(base: str, parts: List[str]) -> Optional[str]:
+    stem = os.path.join(base, *parts)
+    for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+        if _is_file(candidate):
+            return candidate
+    return None
+
+
+def _longest_module(base: str, parts: List[str], allow_package_itself: bool) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """The longest prefix of ``parts`` that is a module under ``base``, and the names after it."""
+    lowest = 0 if allow_package_itself else 1
+    for end in range(len(parts), lowest - 1, -1):
+        found = _module_file(base, parts[:end]) if end else None
+        if end == 0 and _is_file(os.path.join(base, "__init__.py")):
+            found = os.path.join(base, "__init__.py")
+        if found is not None:
+            return found, tuple(parts[end:])
+    return None
+
+
+def locate(qualname: str, importer: str) -> Optional[Location]:
+    """Where ``qualname`` (as the resolver spells it: `.data.Stream` for a relative import) is
+    defined, seen from the file ``importer``; None when it is not a module of this project."""
+    directory = os.path.dirname(os.path.abspath(importer))
+    level = len(qualname) - len(qualname.lstrip("."))
+    parts = [part for part in qualname[level:].split(".") if part]
+    if not parts and not level:
+        return None
+    if level:
+        base = directory
+        for _ in range(level - 1):
+            base = os.path.dirname(base)
+        found = _longest_module(base, parts, allow_package_itself=True)
+        return Location(found[0], found[1], project_root(base)) if found else None
+    root = project_root(directory)
+    for base in dict.fromkeys((root, directory)):
+        found = _longest_module(base, parts, allow_package_itself=False)
+        if found is not None:
+            return Location(found[0], found[1], base)
+    return None
+
+
+def shown(path: str, root: str) -> str:
+    """A module's path as messages show it: relative to its project root, with forward slashes."""
+    try:
+        relative = os.path.relpath(path, root)
+    except ValueError:  # another drive on Windows
+        relative = path
+    return relative.replace(os.sep, "/")

@@ -1,0 +1,120 @@
+"""Imported modules read once per process: their import table and their summary.
+
+Cached by (path, mtime, size) and the loader names configured. A module is read
+and parsed, never run. One that cannot be read, decoded or parsed contributes
+nothing, and never fails the file that imports it.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+from importlib.util import decode_source
+from typing import Dict, FrozenSet, NamedTuple, Optional, Tuple
+
+from ..errors import STRICT_ENV, ParseFailure
+from ..facts.foreign import EMPTY_SUMMARY, ModuleSummary
+from ..prefilter import may_find
+from ..settings import Settings
+from .locate import project_root, shown
+
+LOG = logging.getLogger("flake8.dataloader")
+
+# Generated modules (protobuf, tables) can be huge and hold no datasets: not read past this.
+MAX_MODULE_BYTES = 1_000_000
+
+
+class ModuleEntry(NamedTuple):
+    summary: ModuleSummary
+    exports: Dict[str, str]  # name bound by an import at module level -> its dotted name (`.stream.Stream`)
+    stars: Tuple[str, ...]  # modules of `from ... import *`
+
+
+EMPTY_ENTRY = ModuleEntry(EMPTY_SUMMARY, {}, ())
+_CACHE: Dict[Tuple[str, int, int, FrozenSet[str]], ModuleEntry] = {}
+
+
+def entry(path: str, settings: Settings) -> ModuleEntry:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return EMPTY_ENTRY
+    key = (path, stat.st_mtime_ns, stat.st_size, settings.loader_names)
+    cached = _CACHE.get(key)
+    if cached is None:
+        cached = _CACHE[key] = _read(path, stat.st_size, settings)
+    return cached
+
+
+def _read(path: str, size: int, settings: Settings) -> ModuleEntry:
+    if size > MAX_MODULE_BYTES:
+        LOG.info("flake8-dataloader: not following %s: %d bytes", path, size)
+        return EMPTY_ENTRY
+    try:
+        with open(path, "rb") as handle:
+            source = decode_source(handle.read())
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
+        LOG.info("flake8-dataloader: not following %s: %s", path, exc)
+        return EMPTY_ENTRY
+    exports, stars = _import_table(tree)
+    if source.startswith("\ufeff"):
+        source = source[1:]
+    return ModuleEntry(_summary(path, source, tree, settings), exports, stars)
+
+
+def _summary(path: str, source: str, tree: ast.AST, settings: Settings) -> ModuleSummary:
+    if not (may_find(source, settings, tree) or _loops(tree)):
+        return EMPTY_SUMMARY
+    from ..engine import collect  # noqa: PLC0415 - the facts load only for a module that may hold something
+    from .summarise import summarise
+
+    try:
+        module, facts = collect(source, settings, tree)
+        return summarise(facts, module, source, shown(path, project_root(os.path.dirname(path))), settings)
+    except (ParseFailure, RecursionError) as exc:
+        LOG.info("flake8-dataloader: not following %s: %s", path, exc)
+    except Exception as exc:
+        if os.environ.get(STRICT_ENV):
+            raise
+        LOG.warning("flake8-dataloader: internal error summarising %s: %s: %s", path, type(exc).__name__, exc)
+    return EMPTY_SUMMARY
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.comprehension, ast.YieldFrom)
+
+
+def _loops(tree: ast.AST) -> bool:
+    """A module without loaders may still iterate what it is given (`def fit(model, loader, epochs)`)."""
+    return any(isinstance(node, _LOOPS) for node in ast.walk(tree))
+
+
+def _import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:
+    """Names bound by module-level imports (also inside a top-level `if`/`try`), as the resolver spells them."""
+    exports: Dict[str, str] = {}
+    stars = []
+    todo = list(getattr(tree, "body", ()))
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, ast.ImportFrom):
+            module = "." * (node.level or 0) + (node.module or "")
+            for alias in node.names:
+                if alias.name == "*":
+                    stars.append(module)
+                else:
+                    joined = module + alias.name if module.endswith(".") else f"{module}.{alias.name}"
+                    exports.setdefault(alias.asname or alias.name, joined)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    exports.setdefault(alias.asname, alias.name)
+        elif isinstance(node, (ast.If, ast.Try)):
+            todo.extend(node.body)
+            todo.extend(getattr(node, "orelse", ()))
+    return exports, tuple(stars)
+
+
+def clear() -> None:
+    """Forget every module read (tests that rewrite a file within one mtime tick)."""
+    _CACHE.clear()

@@ -1,0 +1,117 @@
+"""A module's summary: what other files' rules may ask of the names it defines at module level."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from ..facts.analysis import FileFacts
+from ..facts.foreign import (
+    CallableSummary,
+    DatasetSummary,
+    FactorySummary,
+    LoaderSummary,
+    ModuleSummary,
+    Origin,
+)
+from ..facts.iteration import Use
+from ..facts.model import ClassInfo, FunctionInfo, LoaderCall
+from ..positions import node_starts
+from ..rules.base import source_of
+from ..rules.dl5_correctness import SingleUseIterableDataset, shards_by_worker, single_use_return
+from ..settings import Settings
+
+
+def summarise(facts: FileFacts, module: cst.Module, source: str, shown_path: str, settings: Settings) -> ModuleSummary:
+    """The summary of one module's facts (built without following its own imports)."""
+    top_classes = [k for k in facts.classes.values() if k.scope.parent is facts.module_scope]
+    top_functions = [f for f in facts.functions.values() if f.cls is None and f.scope.parent is facts.module_scope]
+    nodes: List[cst.CSTNode] = [k.node for k in top_classes] + [f.node for f in top_functions]
+    nodes += [c.node for made in facts.factories.values() for calls in made.values() for c in calls]
+    nodes += [m.node for m in (facts.method(k, "__iter__") for k in top_classes) if m is not None]
+    starts = node_starts(module, set(nodes), source)
+
+    def origin(node: cst.CSTNode) -> Origin:
+        return Origin(shown_path, starts[node][0])
+
+    reported = {f.node for f in SingleUseIterableDataset.check(facts, settings)}
+    datasets: Dict[str, DatasetSummary] = {}
+    for klass in top_classes:
+        kind = facts.dataset_kind(klass)
+        if kind is None:
+            continue
+        iter_method = facts.method(klass, "__iter__")
+        datasets[klass.name] = DatasetSummary(
+            name=klass.name,
+            origin=origin(klass.node),
+            kind=kind,
+            shards=shards_by_worker(facts, klass),
+            single_use=single_use_return(facts, klass) if kind == "iterable" else None,
+            iter_origin=origin(iter_method.node) if iter_method is not None else None,
+            single_use_reported=iter_method is not None and iter_method.node in reported,
+        )
+    factories: Dict[str, FactorySummary] = {}
+    for func, made in facts.factories.items():
+        if func in top_functions:
+            loaders = tuple((path, tuple(_loader(facts, call, origin) for call in calls)) for path, calls in made.items())
+            factories[func.name] = FactorySummary(func.name, origin(func.node), loaders)
+    callables: Dict[str, CallableSummary] = {}
+    for func in top_functions:
+        uses = facts.param_uses.get(func)
+        if uses and func not in facts.factories:
+            callables[func.name] = CallableSummary(func.name, origin(func.node), tuple(func.params), 0, _levels(uses))
+    for klass in top_classes:
+        summary = _constructor(facts, klass, origin)
+        if summary is not None:
+            callables[klass.name] = summary
+    return ModuleSummary(datasets, factories, callables)
+
+
+def _levels(uses: Dict[str, Use]) -> Tuple[Tuple[str, int], ...]:
+    return tuple(sorted((param, int(level)) for param, level in uses.items()))
+
+
+def _loader(facts: FileFacts, call: LoaderCall, origin) -> LoaderSummary:
+    workers = call.num_workers.expr
+    return LoaderSummary(
+        origin=origin(call.node),
+        states=tuple((name, argument.state) for name, argument in call.args.items()),
+        workers_text=source_of(workers) if workers is not None else None,
+        repeated_here=any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)),
+    )
+
+
+def _constructor(facts: FileFacts, klass: ClassInfo, origin) -> Optional[CallableSummary]:
+    """A trainer-style class: which `__init__` parameters end up on `self` and are iterated by a method.
+
+    A method that iterates `self.x` once, called from a loop of another method (`fit` calling
+    `self.train_epoch()` every epoch), iterates it repeatedly.
+    """
+    init = facts.method(klass, "__init__")
+    if init is None or not init.params:
+        return None
+    stored: Dict[str, str] = {}  # attribute -> the parameter stored in it
+    for attr, values in klass.self_attrs.items():
+        for value, method in values:
+            if method is init and isinstance(value, cst.Name) and value.value in init.params[1:]:
+                stored[attr] = value.value
+    levels: Dict[str, Use] = {}
+    family = [klass, *facts.base_classes(klass)]
+    for use in facts.attribute_uses:
+        param = stored.get(use.attr)
+        if param is None or use.method.cls not in family:
+            continue
+        level = use.use
+        if level == Use.PASSED_ON:
+            continue  # `open(self.path)`: constructing the object iterates nothing
+        if level == Use.ITERATED and _called_in_a_loop(facts, use.method):
+            level = Use.REPEATED
+        levels[param] = max(level, levels.get(param, Use.PASSED_ON))
+    if not levels:
+        return None
+    return CallableSummary(klass.name, origin(klass.node), tuple(init.params), 1, _levels(levels))
+
+
+def _called_in_a_loop(facts: FileFacts, method: FunctionInfo) -> bool:
+    return any(caller.record.ctx.loops for caller in facts.callers.get(method, ()))

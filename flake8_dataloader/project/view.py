@@ -1,0 +1,71 @@
+"""The linted file's window on its project: imported names looked up in the summaries of their modules."""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, NamedTuple, Optional, Set, Tuple
+
+from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary
+from ..settings import Settings
+from . import store
+from .locate import locate
+
+# `from .data import Stream` where data/__init__.py re-exports it from .stream, and so on.
+MAX_REEXPORTS = 4
+
+
+class Defined(NamedTuple):
+    """What one imported name is, in the summary of the module that defines it."""
+
+    dataset: Optional[DatasetSummary] = None
+    factory: Optional[FactorySummary] = None
+    callable: Optional[CallableSummary] = None
+
+
+NOTHING = Defined()
+
+
+class ImportView:
+    """Answers the facts' questions about imported names (facts.foreign.Imports)."""
+
+    def __init__(self, filename: str, settings: Settings) -> None:
+        self.importer = os.path.abspath(filename)
+        self.settings = settings
+        self._memo: Dict[str, Defined] = {}
+
+    def dataset(self, qualname: str) -> Optional[DatasetSummary]:
+        return self._find(qualname).dataset
+
+    def factory(self, qualname: str) -> Optional[FactorySummary]:
+        return self._find(qualname).factory
+
+    def callable(self, qualname: str) -> Optional[CallableSummary]:
+        return self._find(qualname).callable
+
+    def _find(self, qualname: str) -> Defined:
+        found = self._memo.get(qualname)
+        if found is None:
+            found = self._memo[qualname] = self._lookup(qualname, self.importer, MAX_REEXPORTS, set())
+        return found
+
+    def _lookup(self, qualname: str, importer: str, budget: int, seen: Set[Tuple[str, str]]) -> Defined:
+        location = locate(qualname, importer)
+        if location is None or location.path == self.importer or len(location.rest) != 1:
+            return NOTHING
+        name = location.rest[0]
+        if (location.path, name) in seen:  # re-exports that import each other
+            return NOTHING
+        seen.add((location.path, name))
+        entry = store.entry(location.path, self.settings)
+        summary = entry.summary
+        found = Defined(summary.datasets.get(name), summary.factories.get(name), summary.callables.get(name))
+        if found != NOTHING or budget <= 0:
+            return found
+        if name in entry.exports:
+            return self._lookup(entry.exports[name], location.path, budget - 1, seen)
+        for module in entry.stars:
+            star = module + name if module.endswith(".") else f"{module}.{name}"
+            found = self._lookup(star, location.path, budget - 1, seen)
+            if found != NOTHING:
+                return found
+        return NOTHING
