@@ -13,6 +13,7 @@ from flake8_dataloader.plugin import DataLoaderChecker
 from flake8_dataloader.rules import RULES
 from flake8_dataloader.settings import Settings
 
+PROJECTS = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
 EXPECT = re.compile(r"#\s*(DL\d{3}:\d+(?:\s+DL\d{3}:\d+)*)\s*$")
 OPTIONS = re.compile(r"^#\s*OPTIONS:\s*(.*)$")
 
@@ -59,4 +60,14 @@ def enabled_default_off(argv: List[str]) -> Set[str]:
 
 
 def fixture_files(root: Path) -> List[Path]:
-    return sorted(p for p in root.rglob("*.py"))
+    """Single-file fixtures (the multi-file projects under fixtures/projects/ are checked as trees)."""
+    return sorted(p for p in root.rglob("*.py") if PROJECTS not in p.parents)
+
+
+def project_expectations(root: Path) -> Set[Tuple[str, int, int, str]]:
+    """(path relative to the project, line, column, code) over every file of a fixture project."""
+    found = set()
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        found |= {(relative, line, col, code) for line, col, code in expectations(path.read_text(encoding="utf-8"))}
+    return found

@@ -8,7 +8,7 @@ import libcst as cst
 
 from .model import CallRecord, ClassInfo, Context, FunctionInfo, LoopInfo, Mutation
 from .nodes import children
-from .resolve import Binding, BindingKind, Scope, ScopeKind
+from .resolve import Binding, BindingKind, Scope, ScopeKind, join_dotted
 
 
 def is_main_guard(test: cst.BaseExpression) -> bool:
@@ -183,9 +183,8 @@ class Collector(cst.CSTVisitor):
             name = _dotted(alias.name)
             asname = alias.asname.name if alias.asname is not None else None
             local = asname.value if isinstance(asname, cst.Name) else name
-            # `from . import x` is `.x`: the leading dots are always the level (cross-module lookup reads them)
-            qualname = f"{module}{name}" if module.endswith(".") else f"{module}.{name}"
-            self.bind(local, BindingKind.IMPORT, qualname=qualname, node=node)
+            # The leading dots are always the level (the cross-module lookup reads them).
+            self.bind(local, BindingKind.IMPORT, qualname=join_dotted(module, name), node=node)
 
     # -- definitions -------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:

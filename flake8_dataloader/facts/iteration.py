@@ -199,15 +199,15 @@ class IterationFacts(LoaderFacts):
                 loops = repeating_loops(event.expr, event.ctx)
                 for site in self.sites_of(event.expr, event.ctx.scope):
                     self.iterations.append(IterationSite(site, event.node, event.ctx, loops, event.header))
-            level = Use.REPEATED if event.ctx.loops else event.use
+            event_use = Use.REPEATED if event.ctx.loops else event.use
             param = self.param_of(event.expr, event.ctx.function)
             if param is not None and event.ctx.function is not None:
-                note(event.ctx.function, param, level)
+                note(event.ctx.function, param, event_use)
             method = event.ctx.function
             if method is not None and method.cls is not None:
                 attr = self_attribute(event.expr, method)
                 if attr is not None:
-                    self.attribute_uses.append(AttributeUse(method, attr, level))
+                    self.attribute_uses.append(AttributeUse(method, attr, event_use))
 
         edges: List[Tuple[CallRecord, Callable, str, cst.BaseExpression]] = []
         for record in self.calls:
@@ -217,7 +217,7 @@ class IterationFacts(LoaderFacts):
                     edges.append((record, callee.function, param, arg))
             foreign = self._foreign_callees.get(record.node)
             if foreign is not None:
-                uses[foreign] = {param: Use(level) for param, level in foreign.uses}
+                uses[foreign] = {param: Use(value) for param, value in foreign.uses}
                 for param, arg in foreign_arguments(record.node, foreign):
                     edges.append((record, foreign, param, arg))
 

@@ -108,6 +108,11 @@ class Scope:
         return scope.bindings[name] if scope is not None else []
 
 
+def join_dotted(module: str, name: str) -> str:
+    """`module.name`; after a bare relative module (`.`, `..`) the dots alone: `from . import x` is `.x`."""
+    return module + name if module.endswith(".") else f"{module}.{name}"
+
+
 def follow_single_binding(expr: cst.BaseExpression, scope: Scope) -> Tuple[cst.BaseExpression, Scope]:
     """The value a name is assigned when it is bound exactly once; anything else unchanged."""
     if isinstance(expr, cst.Name):
@@ -199,7 +204,7 @@ class NameResolver:
             if owner is None:
                 stars = scope.module.star_imports
                 if stars:
-                    return frozenset(f"{mod}{expr.value}" if mod.endswith(".") else f"{mod}.{expr.value}" for mod in stars)
+                    return frozenset(join_dotted(mod, expr.value) for mod in stars)
                 return frozenset({f"builtins.{expr.value}"})
             return self.name(owner, expr.value)
         if isinstance(expr, cst.Attribute):

@@ -11,10 +11,11 @@ import ast
 import logging
 import os
 from importlib.util import decode_source
-from typing import Dict, FrozenSet, NamedTuple, Optional, Tuple
+from typing import Dict, FrozenSet, NamedTuple, Tuple
 
 from ..errors import STRICT_ENV, ParseFailure
 from ..facts.foreign import EMPTY_SUMMARY, ModuleSummary
+from ..facts.resolve import join_dotted
 from ..prefilter import may_find
 from ..settings import Settings
 from .locate import project_root, shown
@@ -103,7 +104,7 @@ def _import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:
                 if alias.name == "*":
                     stars.append(module)
                 else:
-                    joined = module + alias.name if module.endswith(".") else f"{module}.{alias.name}"
+                    joined = join_dotted(module, alias.name)
                     exports.setdefault(alias.asname or alias.name, joined)
         elif isinstance(node, ast.Import):
             for alias in node.names:

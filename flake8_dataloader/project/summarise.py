@@ -54,7 +54,9 @@ def summarise(facts: FileFacts, module: cst.Module, source: str, shown_path: str
     factories: Dict[str, FactorySummary] = {}
     for func, made in facts.factories.items():
         if func in top_functions:
-            loaders = tuple((path, tuple(_loader(facts, call, origin) for call in calls)) for path, calls in made.items())
+            loaders = tuple(
+                (path, tuple(_loader(facts, call, origin) for call in calls)) for path, calls in made.items()
+            )
             factories[func.name] = FactorySummary(func.name, origin(func.node), loaders)
     callables: Dict[str, CallableSummary] = {}
     for func in top_functions:

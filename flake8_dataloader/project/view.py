@@ -6,6 +6,7 @@ import os
 from typing import Dict, NamedTuple, Optional, Set, Tuple
 
 from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary
+from ..facts.resolve import join_dotted
 from ..settings import Settings
 from . import store
 from .locate import locate
@@ -64,7 +65,7 @@ class ImportView:
         if name in entry.exports:
             return self._lookup(entry.exports[name], location.path, budget - 1, seen)
         for module in entry.stars:
-            star = module + name if module.endswith(".") else f"{module}.{name}"
+            star = join_dotted(module, name)
             found = self._lookup(star, location.path, budget - 1, seen)
             if found != NOTHING:
                 return found

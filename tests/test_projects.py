@@ -1,0 +1,209 @@
+"""Across files: the fixture projects through real flake8, the option, and the module lookup's bounds."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from flake8_dataloader.engine import analyse, check_source
+from flake8_dataloader.facts.foreign import EMPTY_SUMMARY
+from flake8_dataloader.project import store
+from flake8_dataloader.project.locate import locate, project_root
+from flake8_dataloader.project.view import MAX_REEXPORTS, ImportView
+from flake8_dataloader.settings import DEFAULT_SETTINGS, Settings
+
+from .harness import PROJECTS, project_expectations
+from .test_flake8_integration import findings, flake8
+
+PROJECT_DIRS = sorted(p for p in PROJECTS.iterdir() if p.is_dir())
+DEFAULT_OFF = ("DL410", "DL620")
+
+
+def _relative(found, root):
+    return {(Path(path).relative_to(root).as_posix(), line, col, code) for path, line, col, code in found}
+
+
+@pytest.mark.parametrize("jobs", ["-j1", "-j2"])
+@pytest.mark.parametrize("project", PROJECT_DIRS, ids=lambda p: p.name)
+def test_fixture_projects_through_flake8_match_their_expectations(project, jobs):
+    result = flake8("--select=DL", f"--extend-ignore={','.join(DEFAULT_OFF)}", jobs, ".", cwd=project)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert _relative(findings(result.stdout), ".") == project_expectations(project)
+
+
+def _copy(project, tmp_path):
+    target = tmp_path / project.name
+    shutil.copytree(project, target)
+    return target
+
+
+def test_follow_imports_off_from_a_config_file_restores_per_file_findings(tmp_path):
+    project = _copy(PROJECTS / "package_project", tmp_path)
+    config = "[flake8]\nselect = DL\nextend-ignore = DL410\ndataloader-follow-imports = off\n"
+    (project / "setup.cfg").write_text(config)
+    result = flake8_in(project)
+    per_file = set()
+    for path in sorted(project.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        try:
+            results = analyse(source)  # no file name: this file alone
+        except Exception:  # data/legacy.py does not parse
+            continue
+        relative = path.relative_to(project).as_posix()
+        per_file |= {(relative, line, col, code) for line, col, code, _ in results if code not in DEFAULT_OFF}
+    assert _relative(findings(result.stdout), project) == per_file
+    across = project_expectations(PROJECTS / "package_project") - per_file
+    assert {code for _, _, _, code in across} == {"DL401", "DL402", "DL501", "DL502"}
+
+
+def flake8_in(cwd, *args):
+    """flake8 reading the config files of ``cwd`` (not --isolated)."""
+    return subprocess.run(
+        [sys.executable, "-m", "flake8", *args, "."], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_follow_imports_rejects_a_value_it_does_not_know(tmp_path):
+    (tmp_path / "setup.cfg").write_text("[flake8]\ndataloader-follow-imports = maybe\n")
+    (tmp_path / "train.py").write_text("from torch.utils.data import DataLoader\n")
+    result = flake8_in(tmp_path)
+    assert result.returncode == 2
+    assert "--dataloader-follow-imports: invalid choice: 'maybe'" in result.stderr
+
+
+# -- where an imported name is looked for ----------------------------------------------
+
+
+def _tree(root: Path, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def test_locate_walks_up_to_the_first_directory_that_is_not_a_package(tmp_path):
+    files = ["pkg/__init__.py", "pkg/data/__init__.py", "pkg/data/stream.py", "pkg/train.py"]
+    root = _tree(tmp_path, dict.fromkeys(files, ""))
+    train = str(root / "pkg" / "train.py")
+    assert project_root(str(root / "pkg" / "data")) == str(root)
+    found = locate("pkg.data.stream.Stream", train)
+    assert found is not None and found.path == str(root / "pkg" / "data" / "stream.py") and found.rest == ("Stream",)
+    relative = locate("..data.stream.Stream", str(root / "pkg" / "data" / "inner.py"))
+    assert relative is not None and relative.path.endswith(os.path.join("data", "stream.py"))
+    assert locate(".Stream", str(root / "pkg" / "data" / "inner.py")).path == str(root / "pkg" / "data" / "__init__.py")
+    assert locate("torch.utils.data.DataLoader", train) is None
+    assert locate("os.path.join", train) is None
+
+
+def test_locate_finds_a_sibling_of_a_script(tmp_path):
+    root = _tree(tmp_path, {"scripts/datasets.py": "", "scripts/train.py": ""})
+    found = locate("datasets.Lines", str(root / "scripts" / "train.py"))
+    assert found is not None and found.path == str(root / "scripts" / "datasets.py") and found.rest == ("Lines",)
+
+
+STREAM = """
+from torch.utils.data import IterableDataset
+
+
+class Lines(IterableDataset):
+    def __iter__(self):
+        yield from range(3)
+"""
+TRAIN = """
+from torch.utils.data import DataLoader
+from {module} import Lines
+
+loader = DataLoader(Lines(), num_workers=2)
+"""
+
+
+def _dl501(root, module, train="train.py"):
+    path = root / train
+    path.write_text(TRAIN.format(module=module), encoding="utf-8")
+    return [code for _, _, code, _ in check_source(path.read_text(), str(path)) if code == "DL501"]
+
+
+def test_re_exports_are_followed_up_to_the_bound_and_cycles_end(tmp_path):
+    files = {"data/__init__.py": "from .a import Lines\n", "data/stream.py": STREAM}
+    chain = ["a", "b", "c", "d", "e"]
+    for here, there in zip(chain, chain[1:]):
+        files[f"data/{here}.py"] = f"from .{there} import Lines\n"
+    files["data/e.py"] = "from .stream import Lines\n"
+    root = _tree(tmp_path, files)
+    assert _dl501(root, "data.stream") == ["DL501"]
+    assert _dl501(root, "data.d") == ["DL501"]  # d -> e -> stream
+    assert MAX_REEXPORTS == 4
+    assert _dl501(root, "data") == []  # __init__ -> a -> b -> c -> d -> e -> stream: past the bound
+    _tree(root, {"loop/__init__.py": "from .x import Lines\n", "loop/x.py": "from . import Lines\n"})
+    assert _dl501(root, "loop") == []
+
+
+def test_star_re_export(tmp_path):
+    root = _tree(tmp_path, {"data/__init__.py": "from .stream import *\n", "data/stream.py": STREAM})
+    assert _dl501(root, "data") == ["DL501"]
+
+
+def test_a_module_rewritten_is_read_again(tmp_path):
+    root = _tree(tmp_path, {"lines.py": STREAM})
+    assert _dl501(root, "lines") == ["DL501"]
+    sharded = STREAM.replace("yield from range(3)", "info = get_worker_info()\n        yield from range(3)")
+    (root / "lines.py").write_text(sharded.replace("IterableDataset\n", "IterableDataset, get_worker_info\n", 1))
+    assert _dl501(root, "lines") == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"from torch.utils.data import IterableDataset\nclass Lines(IterableDataset:\n",
+        b"\xff\xfe\x00 not text",
+        b"\x00" * 10,
+    ],
+    ids=["syntax-error", "undecodable", "nul-bytes"],
+)
+def test_a_module_that_cannot_be_read_contributes_nothing(tmp_path, content):
+    (tmp_path / "lines.py").write_bytes(content)
+    assert _dl501(tmp_path, "lines") == []
+    assert store.entry(str(tmp_path / "lines.py"), DEFAULT_SETTINGS).summary == EMPTY_SUMMARY
+
+
+def test_a_huge_module_is_not_read(tmp_path, monkeypatch):
+    root = _tree(tmp_path, {"lines.py": STREAM})
+    monkeypatch.setattr(store, "MAX_MODULE_BYTES", 10)
+    store.clear()
+    assert _dl501(root, "lines") == []
+
+
+def test_the_linted_file_is_not_its_own_import(tmp_path):
+    root = _tree(tmp_path, {"train.py": "from torch.utils.data import DataLoader\n"})
+    view = ImportView(str(root / "train.py"), DEFAULT_SETTINGS)
+    assert view.dataset("train.Lines") is None
+
+
+def test_a_file_without_triggers_reads_no_other_module(tmp_path, monkeypatch):
+    root = _tree(tmp_path, {"lines.py": STREAM, "util.py": "from lines import Lines\n\nLines()\n"})
+    read = []
+    monkeypatch.setattr(store, "entry", lambda path, settings: read.append(path))
+    path = root / "util.py"
+    assert check_source(path.read_text(), str(path)) == []
+    assert read == []
+
+
+def test_follow_imports_off_reads_no_other_module(tmp_path, monkeypatch):
+    root = _tree(tmp_path, {"lines.py": STREAM})
+    read = []
+    monkeypatch.setattr(store, "entry", lambda path, settings: read.append(path))
+    path = root / "train.py"
+    path.write_text(TRAIN.format(module="lines"))
+    off = Settings.build(follow_imports="off")
+    assert check_source(path.read_text(), str(path), off) == []
+    assert read == []
+
+
+def test_every_fixture_project_states_findings_in_more_than_one_file():
+    for project in PROJECT_DIRS:
+        assert len({path for path, *_ in project_expectations(project)}) > 1, project
