@@ -68,6 +68,8 @@ def inspect_source(
 
         imports = ImportView(filename, settings)
     module, facts = collect(source, settings, tree, imports)
+    if imports is not None:
+        imports.remember(source, tree, module, facts)
     findings = [finding for rule in RULES for finding in rule.check(facts, settings)]
     return Analysis(module, facts, findings, source)
 

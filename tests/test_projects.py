@@ -1,5 +1,6 @@
 """Across files: the fixture projects through real flake8, the option, and the module lookup's bounds."""
 
+import ast
 import os
 import shutil
 import subprocess
@@ -12,10 +13,12 @@ import pytest
 from flake8_dataloader.engine import analyse, check_source
 from flake8_dataloader.facts.foreign import EMPTY_SUMMARY
 from flake8_dataloader.project import store
+from flake8_dataloader.project.given import uses_what_it_is_given
 from flake8_dataloader.project.locate import locate, project_root
 from flake8_dataloader.project.view import MAX_REEXPORTS, ImportView
 from flake8_dataloader.settings import DEFAULT_SETTINGS, Settings
 
+from .conftest import FIXTURES
 from .harness import PROJECTS, project_expectations
 from .test_flake8_integration import findings, flake8
 
@@ -207,3 +210,61 @@ def test_follow_imports_off_reads_no_other_module(tmp_path, monkeypatch):
 def test_every_fixture_project_states_findings_in_more_than_one_file():
     for project in PROJECT_DIRS:
         assert len({path for path, *_ in project_expectations(project)}) > 1, project
+
+
+# -- summaries ----------------------------------------------------------------------------
+
+
+def _summaries(path, tree):
+    from flake8_dataloader.engine import collect
+    from flake8_dataloader.project.summarise import summarise
+
+    source = path.read_text(encoding="utf-8")
+    module, facts = collect(source, DEFAULT_SETTINGS)
+    return summarise(facts, module, source, tree if tree is not None else ast.parse(source), "x.py", DEFAULT_SETTINGS)
+
+
+SUMMARISED = sorted(FIXTURES.rglob("*.py"))
+
+
+def test_summary_lines_from_the_ast_are_those_of_libcst():
+    """The lines a summary names come from the ast; an empty ast forces LibCST's positions for all."""
+    compared = 0
+    for path in SUMMARISED:
+        if path.name == "legacy.py":
+            continue
+        fast, slow = _summaries(path, None), _summaries(path, ast.Module(body=[], type_ignores=[]))
+        assert fast == slow, path
+        compared += len(fast.datasets) + len(fast.factories) + len(fast.callables)
+    assert compared > 100
+
+
+def test_a_module_without_loaders_is_summarised_only_when_it_can_iterate_what_it_is_given():
+    def given(text):
+        return uses_what_it_is_given(ast.parse(textwrap.dedent(text)))
+
+    assert given("def fit(model, loader):\n    for batch in loader:\n        model(batch)\n")
+    assert given("def fit(model, loader, n):\n    for epoch in range(n):\n        step(model, loader)\n")
+    assert given("def first(loader):\n    return next(iter(loader))\n")
+    trainer = """
+        class Trainer:
+            def __init__(self, loader):
+                self.loader = loader
+
+            def fit(self):
+                for batch in self.loader:
+                    pass
+    """
+    assert given(trainer)
+    model = """
+        class Net:
+            def __init__(self, width):
+                self.layers = [width] * 3
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+    """
+    assert not given(model)
+    assert not given("def area(w, h):\n    return w * h\n")

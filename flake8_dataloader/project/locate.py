@@ -44,14 +44,17 @@ def _module_file(base: str, parts: List[str]) -> Optional[str]:
 
 
 def _longest_module(base: str, parts: List[str], allow_package_itself: bool) -> Optional[Tuple[str, Tuple[str, ...]]]:
-    """The longest prefix of ``parts`` that is a module under ``base``, and the names after it."""
-    lowest = 0 if allow_package_itself else 1
-    for end in range(len(parts), lowest - 1, -1):
-        found = _module_file(base, parts[:end]) if end else None
-        if end == 0 and _is_file(os.path.join(base, "__init__.py")):
-            found = os.path.join(base, "__init__.py")
-        if found is not None:
-            return found, tuple(parts[end:])
+    """The longest prefix of ``parts`` that is a module under ``base``, and the names after it; with
+    ``allow_package_itself``, the package's own `__init__.py` when no prefix is (`from . import x`)."""
+    head = os.path.join(base, parts[0]) if parts else None
+    if head is not None and (_is_file(head + ".py") or os.path.isdir(head)):  # `torch`: two stats, not a dozen
+        for end in range(len(parts), 0, -1):
+            found = _module_file(base, parts[:end])
+            if found is not None:
+                return found, tuple(parts[end:])
+    init = os.path.join(base, "__init__.py")
+    if allow_package_itself and _is_file(init):
+        return init, tuple(parts)
     return None
 
 

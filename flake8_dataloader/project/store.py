@@ -11,13 +11,14 @@ import ast
 import logging
 import os
 from importlib.util import decode_source
-from typing import Dict, FrozenSet, NamedTuple, Tuple
+from typing import Dict, FrozenSet, NamedTuple, Optional, Tuple
 
 from ..errors import STRICT_ENV, ParseFailure
 from ..facts.foreign import EMPTY_SUMMARY, ModuleSummary
 from ..facts.resolve import join_dotted
 from ..prefilter import may_find
 from ..settings import Settings
+from .given import uses_what_it_is_given
 from .locate import project_root, shown
 
 LOG = logging.getLogger("flake8.dataloader")
@@ -66,14 +67,15 @@ def _read(path: str, size: int, settings: Settings) -> ModuleEntry:
 
 
 def _summary(path: str, source: str, tree: ast.AST, settings: Settings) -> ModuleSummary:
-    if not (may_find(source, settings, tree) or _loops(tree)):
+    # What a summary can hold: dataset classes, loader factories, functions and classes iterating what they get.
+    if not ("Dataset" in source or may_find(source, settings, tree) or uses_what_it_is_given(tree)):
         return EMPTY_SUMMARY
     from ..engine import collect  # noqa: PLC0415 - the facts load only for a module that may hold something
     from .summarise import summarise
 
     try:
         module, facts = collect(source, settings, tree)
-        return summarise(facts, module, source, shown(path, project_root(os.path.dirname(path))), settings)
+        return summarise(facts, module, source, tree, shown(path, project_root(os.path.dirname(path))), settings)
     except (ParseFailure, RecursionError) as exc:
         LOG.info("flake8-dataloader: not following %s: %s", path, exc)
     except Exception as exc:
@@ -83,12 +85,27 @@ def _summary(path: str, source: str, tree: ast.AST, settings: Settings) -> Modul
     return EMPTY_SUMMARY
 
 
-_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.comprehension, ast.YieldFrom)
+def remember(path: str, source: str, tree: Optional[ast.AST], module, facts, settings: Settings) -> None:
+    """Store the summary of a file just analysed alone, if ``source`` is what the file holds now."""
+    try:
+        stat = os.stat(path)
+        if stat.st_size > MAX_MODULE_BYTES:
+            return
+        with open(path, "rb") as handle:
+            on_disk = decode_source(handle.read())
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return
+    if on_disk.startswith("\ufeff"):
+        on_disk = on_disk[1:]
+    key = (path, stat.st_mtime_ns, stat.st_size, settings.loader_names)
+    if key in _CACHE or on_disk != source:
+        return
+    tree = tree if tree is not None else ast.parse(source)
+    from .summarise import summarise
 
-
-def _loops(tree: ast.AST) -> bool:
-    """A module without loaders may still iterate what it is given (`def fit(model, loader, epochs)`)."""
-    return any(isinstance(node, _LOOPS) for node in ast.walk(tree))
+    exports, stars = _import_table(tree)
+    summary = summarise(facts, module, source, tree, shown(path, project_root(os.path.dirname(path))), settings)
+    _CACHE[key] = ModuleEntry(summary, exports, stars)
 
 
 def _import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -21,19 +22,50 @@ from ..positions import node_starts
 from ..rules.base import source_of
 from ..rules.dl5_correctness import SingleUseIterableDataset, shards_by_worker, single_use_return
 from ..settings import Settings
+from .lines import CallLines, first_line, method_line, top_level
 
 
-def summarise(facts: FileFacts, module: cst.Module, source: str, shown_path: str, settings: Settings) -> ModuleSummary:
+class _Lines:
+    """Lines of the definitions a summary names: from the ast, or one code generation when it cannot tell."""
+
+    def __init__(self, module: cst.Module, source: str, tree: ast.AST, nodes: List[cst.CSTNode]) -> None:
+        self.module, self.source, self.nodes = module, source, nodes
+        self.defs = top_level(tree)
+        self.calls = CallLines()
+        self._slow: Optional[Dict[cst.CSTNode, Tuple[int, int]]] = None
+
+    def of(self, node: cst.CSTNode, function: Optional[FunctionInfo] = None, cls: Optional[ClassInfo] = None) -> int:
+        """``node`` is a top-level def or class, a method of ``cls``, or a call inside ``function``."""
+        line: Optional[int] = None
+        if isinstance(node, (cst.ClassDef, cst.FunctionDef)) and cls is None:
+            definition = self.defs.get(node.name.value)
+            line = first_line(definition) if definition is not None else None
+        elif isinstance(node, cst.FunctionDef) and cls is not None:
+            line = method_line(self.defs.get(cls.name), node.name.value)
+        elif isinstance(node, cst.Call) and function is not None and function.cls is None:
+            definition = self.defs.get(function.name)
+            line = self.calls.line(definition, function.node, node) if definition is not None else None
+        if line is None:
+            if self._slow is None:
+                self._slow = node_starts(self.module, set(self.nodes), self.source)
+            line = self._slow[node][0]
+        return line
+
+
+def summarise(
+    facts: FileFacts, module: cst.Module, source: str, tree: ast.AST, shown_path: str, settings: Settings
+) -> ModuleSummary:
     """The summary of one module's facts (built without following its own imports)."""
     top_classes = [k for k in facts.classes.values() if k.scope.parent is facts.module_scope]
     top_functions = [f for f in facts.functions.values() if f.cls is None and f.scope.parent is facts.module_scope]
+    iter_methods = {k: m for k, m in ((k, facts.method(k, "__iter__")) for k in top_classes) if m is not None}
+    factory_calls = [c for by_path in facts.factories.values() for calls in by_path.values() for c in calls]
     nodes: List[cst.CSTNode] = [k.node for k in top_classes] + [f.node for f in top_functions]
-    nodes += [c.node for made in facts.factories.values() for calls in made.values() for c in calls]
-    nodes += [m.node for m in (facts.method(k, "__iter__") for k in top_classes) if m is not None]
-    starts = node_starts(module, set(nodes), source)
+    nodes += [c.node for c in factory_calls] + [m.node for m in iter_methods.values()]
+    lines = _Lines(module, source, tree, nodes)
 
-    def origin(node: cst.CSTNode) -> Origin:
-        return Origin(shown_path, starts[node][0])
+    def origin(node: cst.CSTNode, function: Optional[FunctionInfo] = None, cls: Optional[ClassInfo] = None) -> Origin:
+        return Origin(shown_path, lines.of(node, function, cls))
 
     reported = {f.node for f in SingleUseIterableDataset.check(facts, settings)}
     datasets: Dict[str, DatasetSummary] = {}
@@ -41,21 +73,23 @@ def summarise(facts: FileFacts, module: cst.Module, source: str, shown_path: str
         kind = facts.dataset_kind(klass)
         if kind is None:
             continue
-        iter_method = facts.method(klass, "__iter__")
+        iter_method = iter_methods.get(klass)
         datasets[klass.name] = DatasetSummary(
             name=klass.name,
             origin=origin(klass.node),
             kind=kind,
             shards=shards_by_worker(facts, klass),
             single_use=single_use_return(facts, klass) if kind == "iterable" else None,
-            iter_origin=origin(iter_method.node) if iter_method is not None else None,
+            iter_origin=origin(iter_method.node, cls=iter_method.cls) if iter_method is not None else None,
             single_use_reported=iter_method is not None and iter_method.node in reported,
         )
     factories: Dict[str, FactorySummary] = {}
     for func, made in facts.factories.items():
         if func in top_functions:
+            # Sorted: the flow's sets have no stable order, and summaries must not depend on it.
             loaders = tuple(
-                (path, tuple(_loader(facts, call, origin) for call in calls)) for path, calls in made.items()
+                (path, tuple(sorted((_loader(facts, call, origin) for call in calls), key=lambda s: s.origin.line)))
+                for path, calls in sorted(made.items(), key=lambda item: repr(item[0]))
             )
             factories[func.name] = FactorySummary(func.name, origin(func.node), loaders)
     callables: Dict[str, CallableSummary] = {}
@@ -77,7 +111,7 @@ def _levels(uses: Dict[str, Use]) -> Tuple[Tuple[str, int], ...]:
 def _loader(facts: FileFacts, call: LoaderCall, origin) -> LoaderSummary:
     workers = call.num_workers.expr
     return LoaderSummary(
-        origin=origin(call.node),
+        origin=origin(call.node, call.ctx.function),
         states=tuple((name, argument.state) for name, argument in call.args.items()),
         workers_text=source_of(workers) if workers is not None else None,
         repeated_here=any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)),

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import os
 from typing import Dict, NamedTuple, Optional, Set, Tuple
 
+import libcst as cst
+
+from ..facts.analysis import FileFacts
 from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary
 from ..facts.resolve import join_dotted
 from ..settings import Settings
@@ -33,6 +37,7 @@ class ImportView:
         self.importer = os.path.abspath(filename)
         self.settings = settings
         self._memo: Dict[str, Defined] = {}
+        self.used = False  # some imported name was found: the file's facts depend on other modules
 
     def dataset(self, qualname: str) -> Optional[DatasetSummary]:
         return self._find(qualname).dataset
@@ -47,7 +52,14 @@ class ImportView:
         found = self._memo.get(qualname)
         if found is None:
             found = self._memo[qualname] = self._lookup(qualname, self.importer, MAX_REEXPORTS, set())
+            self.used = self.used or found != NOTHING
         return found
+
+    def remember(self, source: str, tree: Optional[ast.AST], module: cst.Module, facts: FileFacts) -> None:
+        """Keep the linted file's own summary for the files that import it, when its facts are those of
+        the file alone (nothing imported was found) and it is the text on disk: no second parse."""
+        if not self.used:
+            store.remember(self.importer, source, tree, module, facts, self.settings)
 
     def _lookup(self, qualname: str, importer: str, budget: int, seen: Set[Tuple[str, str]]) -> Defined:
         location = locate(qualname, importer)
