@@ -60,7 +60,7 @@ def inspect_source(
     With ``filename`` (a file on disk) and follow_imports, what it imports from its own
     project is followed. Raises ParseFailure, or on an internal error.
     """
-    if use_prefilter and not may_find(source, settings, tree):
+    if use_prefilter and not may_find(source, settings, tree, filename):
         return None
     imports = None
     if filename is not None and settings.follow_imports and os.path.isfile(filename):

@@ -65,7 +65,7 @@ class DataLoaderChecker:
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
-        if not may_find(source, self.settings, self.tree):
+        if not may_find(source, self.settings, self.tree, self.filename):
             return
         from .engine import check_source  # LibCST and the rules load on the first file that needs them
 

@@ -78,9 +78,41 @@ def could_trigger_in_code(tree: ast.AST, alternatives: Tuple[Alternative, ...]) 
     return could_trigger(text, alternatives)
 
 
-def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None) -> bool:
-    """False when no rule can report anything in this text (raw text first, then ``tree``'s identifiers)."""
+def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None, filename: Optional[str] = None) -> bool:
+    """False when no rule can report anything in this text (raw text first, then ``tree``'s identifiers).
+
+    With ``filename`` and follow_imports, a file without the rules' tokens passes when it may use a
+    loader built in another module of its project (see ``may_use_imported_loader``).
+    """
     alternatives = tokens(settings)
-    if not could_trigger(source, alternatives):
+    if could_trigger(source, alternatives) and (tree is None or could_trigger_in_code(tree, alternatives)):
+        return True
+    if filename is None or not settings.follow_imports:
         return False
-    return tree is None or could_trigger_in_code(tree, alternatives)
+    return may_use_imported_loader(source, tree, filename)
+
+
+# `loader = build_loader(cfg)` then an epoch loop: a training script need not name DataLoader at all.
+IMPORTED_LOADER_TOKEN = "loader"
+
+
+def may_use_imported_loader(source: str, tree: Optional[ast.AST], filename: str) -> bool:
+    """An identifier containing `loader`, and a module-level import of the file's own project (a few
+    `os.stat` calls; nothing is read). Installed packages and the standard library never pass."""
+    if IMPORTED_LOADER_TOKEN not in source or tree is None:
+        return False
+    if not any(IMPORTED_LOADER_TOKEN in name.lower() for name in identifiers(tree)):
+        return False
+    from .project.locate import installed, locate  # plain os.path work, no LibCST
+
+    if installed(filename):
+        return False
+    for node in getattr(tree, "body", ()):
+        if isinstance(node, ast.ImportFrom):
+            module = "." * (node.level or 0) + (node.module or "")
+            separator = "" if module.endswith(".") else "."
+            if any(locate(f"{module}{separator}{alias.name}", filename) for alias in node.names):
+                return True
+        elif isinstance(node, ast.Import) and any(locate(alias.name, filename) for alias in node.names):
+            return True
+    return False

@@ -10,6 +10,7 @@ script importing a sibling). Never `sys.path`, never an import: only
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from typing import List, NamedTuple, Optional, Tuple
 
 
@@ -33,6 +34,26 @@ def project_root(directory: str) -> str:
             break
         directory = parent
     return directory
+
+
+_INSTALLED_MARKERS = ("site-packages", "dist-packages")
+
+
+@lru_cache(maxsize=1)
+def _installed_roots() -> Tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple(os.path.abspath(paths[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths)
+
+
+def installed(path: str) -> bool:
+    """A file of the standard library or of an installed package: not a project whose imports we follow
+    (from `site-packages/torch/`, every other installed package would look like part of the project)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if any(marker in directory.split(os.sep) for marker in _INSTALLED_MARKERS):
+        return True
+    return any(directory == root or directory.startswith(root + os.sep) for root in _installed_roots())
 
 
 def _module_file(base: str, parts: List[str]) -> Optional[str]:

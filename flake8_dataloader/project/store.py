@@ -24,7 +24,7 @@ from .locate import project_root, shown
 LOG = logging.getLogger("flake8.dataloader")
 
 # Generated modules (protobuf, tables) can be huge and hold no datasets: not read past this.
-MAX_MODULE_BYTES = 1_000_000
+MAX_MODULE_BYTES = 256_000
 
 
 class ModuleEntry(NamedTuple):

@@ -13,10 +13,12 @@ from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary
 from ..facts.resolve import join_dotted
 from ..settings import Settings
 from . import store
-from .locate import locate
+from .locate import installed, locate
 
 # `from .data import Stream` where data/__init__.py re-exports it from .stream, and so on.
 MAX_REEXPORTS = 4
+# Distinct modules one linted file may consult (in the order its calls are met: the same every run).
+MAX_MODULES_PER_FILE = 64
 
 
 class Defined(NamedTuple):
@@ -38,6 +40,8 @@ class ImportView:
         self.settings = settings
         self._memo: Dict[str, Defined] = {}
         self.used = False  # some imported name was found: the file's facts depend on other modules
+        self.enabled = not installed(self.importer)
+        self._consulted: Set[str] = set()
 
     def dataset(self, qualname: str) -> Optional[DatasetSummary]:
         return self._find(qualname).dataset
@@ -50,6 +54,8 @@ class ImportView:
 
     def _find(self, qualname: str) -> Defined:
         found = self._memo.get(qualname)
+        if found is None and not self.enabled:
+            return NOTHING
         if found is None:
             found = self._memo[qualname] = self._lookup(qualname, self.importer, MAX_REEXPORTS, set())
             self.used = self.used or found != NOTHING
@@ -58,7 +64,7 @@ class ImportView:
     def remember(self, source: str, tree: Optional[ast.AST], module: cst.Module, facts: FileFacts) -> None:
         """Keep the linted file's own summary for the files that import it, when its facts are those of
         the file alone (nothing imported was found) and it is the text on disk: no second parse."""
-        if not self.used:
+        if self.enabled and not self.used:
             store.remember(self.importer, source, tree, module, facts, self.settings)
 
     def _lookup(self, qualname: str, importer: str, budget: int, seen: Set[Tuple[str, str]]) -> Defined:
@@ -69,6 +75,10 @@ class ImportView:
         if (location.path, name) in seen:  # re-exports that import each other
             return NOTHING
         seen.add((location.path, name))
+        if location.path not in self._consulted:
+            if len(self._consulted) >= MAX_MODULES_PER_FILE:
+                return NOTHING
+            self._consulted.add(location.path)
         entry = store.entry(location.path, self.settings)
         summary = entry.summary
         found = Defined(summary.datasets.get(name), summary.factories.get(name), summary.callables.get(name))
