@@ -27,7 +27,7 @@ def drop_last_deadlock(opts: Options) -> dict:
 
 def cannot_reenter(opts: Options) -> dict:
     """'an IterableDataset with persistent workers fails with cannot re-enter'."""
-    loader = DataLoader(ReturnsSelf(10), batch_size=5, num_workers=opts.workers,
+    loader = DataLoader(ReturnsSelf(10), batch_size=5, num_workers=opts.workers,  # noqa: DL501 - measured as is
                         persistent_workers=opts.workers > 0, multiprocessing_context=opts.start_method)
     counts = []
     result = outcome(lambda: counts.extend(sum(len(b) for b in loader) for _ in range(3)))
