@@ -34,6 +34,27 @@ class Finding:
 NEEDS_LOADER = ("DataLoader",)
 
 
+# Which file reports a finding when what it needs is split across the project's modules
+# (`--dataloader-follow-imports`); each rule page prints its rule's sentence.
+WRITTEN_HERE = (
+    "Reported in the file where the call or assignment is written; a loader built in another module "
+    "is reported in that module."
+)
+DEFINED_HERE = (
+    "Reported in the file that defines the {what}, at its definition, also when no loader of that file "
+    "uses it; never repeated in the files that import it."
+)
+FACTORY_SITES = (
+    "A loader built by a factory imported from the project (`loader = make_loader(cfg)`) counts as a "
+    "loader of this file, with its arguments as written there: the finding is reported here, at {anchor}."
+)
+FOLLOWS_CALLABLES = (
+    " Functions and classes imported from the project that iterate what they are given "
+    "(`fit(model, loader, epochs)`, `Trainer(model, loader).fit()`) are followed."
+)
+PER_FILE = "Per file: names imported from the project's other modules are not followed for this rule."
+
+
 class Rule:
     """Base class. The subclass docstring is the rule's documentation page."""
 
@@ -44,6 +65,7 @@ class Rule:
     # fire; an alternative is a substring, or a tuple of substrings that must all occur.
     TRIGGERS: ClassVar[tuple]
     DEFAULT_OFF: ClassVar[bool] = False
+    ACROSS_FILES: ClassVar[str] = PER_FILE
 
     @classmethod
     def finding(cls, node: cst.CSTNode, **values) -> Finding:

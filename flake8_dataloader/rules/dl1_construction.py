@@ -9,7 +9,7 @@ import libcst as cst
 from ..facts.model import Known, LoaderCall, Mutation
 from ..facts.nodes import children
 from ..facts.resolve import can_be_none, evaluate, resolve
-from .base import NEEDS_LOADER, Finding, Rule, show, show_workers, source_of
+from .base import NEEDS_LOADER, WRITTEN_HERE, Finding, Rule, show, show_workers, source_of
 
 if TYPE_CHECKING:
     from ..facts.analysis import FileFacts
@@ -72,6 +72,7 @@ class PersistentWorkersWithoutWorkers(Rule):
     """
 
     CODE = "DL101"
+    ACROSS_FILES = WRITTEN_HERE
     NAME = "persistent-workers-without-workers"
     MESSAGE = (
         "persistent_workers={value} with {workers} raises ValueError; "
@@ -138,6 +139,7 @@ class PrefetchWithoutWorkers(Rule):
     """
 
     CODE = "DL102"
+    ACROSS_FILES = WRITTEN_HERE
     NAME = "prefetch-without-workers"
     MESSAGE = (
         "prefetch_factor={value} with {workers} raises ValueError (torch>=2.0); "
@@ -220,6 +222,7 @@ class RejectedCombination(Rule):
     """
 
     CODE = "DL103"
+    ACROSS_FILES = WRITTEN_HERE + " An IterableDataset class imported from the project is not followed for its clause."
     NAME = "rejected-argument-combination"
     MESSAGE = "{detail}"
     TRIGGERS = NEEDS_LOADER
@@ -419,6 +422,7 @@ class CrashWithZeroWorkers(Rule):
     """
 
     CODE = "DL104"
+    ACROSS_FILES = WRITTEN_HERE
     NAME = "crash-with-zero-workers"
     MESSAGE = "{name}={value} raises ValueError when num_workers ({workers}) is 0; use {fix}"
     TRIGGERS = NEEDS_LOADER
@@ -527,6 +531,7 @@ class AttributeSetAfterConstruction(Rule):
     """
 
     CODE = "DL105"
+    ACROSS_FILES = WRITTEN_HERE
     NAME = "attribute-set-after-construction"
     MESSAGE = (
         "{attr} of a built DataLoader cannot be set: PyTorch raises ValueError; "

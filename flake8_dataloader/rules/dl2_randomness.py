@@ -11,7 +11,7 @@ from ..facts.classes import last_name, self_attribute
 from ..facts.model import ClassInfo, FunctionInfo, Known
 from ..facts.walk import Visited
 from ..facts.resolve import call_qualnames, evaluate, follow_single_binding, qualname_in, resolve
-from .base import NEEDS_LOADER, Finding, Rule
+from .base import DEFINED_HERE, NEEDS_LOADER, PER_FILE, Finding, Rule
 
 if TYPE_CHECKING:
     from ..facts.analysis import FileFacts
@@ -139,6 +139,7 @@ class UnseededDatasetRng(Rule):
     """
 
     CODE = "DL201"
+    ACROSS_FILES = DEFINED_HERE.format(what="dataset class")
     NAME = "unseeded-dataset-rng"
     MESSAGE = (
         "{rng} of {klass} is copied into every worker with the same state (workers draw identical "
@@ -363,6 +364,7 @@ class HalfSeededRun(Rule):
     """
 
     CODE = "DL202"
+    ACROSS_FILES = PER_FILE + " An imported function whose name contains `seed` or `determinism` counts as seeding torch."
     NAME = "half-seeded-run"
     MESSAGE = (
         "random/np.random are seeded but torch is not and this loader has no generator=: "
@@ -490,6 +492,7 @@ class WorkerSeedIgnoresEpoch(Rule):
     """
 
     CODE = "DL203"
+    ACROSS_FILES = DEFINED_HERE.format(what="function (its first parameter named `worker_id`)") + " An imported worker_init_fn with another parameter name is not followed."
     NAME = "worker-seed-ignores-epoch"
     MESSAGE = (
         "worker_init_fn {name} seeds from worker_id and constants only: every epoch and every run "

@@ -11,7 +11,7 @@ from ..facts.model import FunctionInfo, Known, LoaderCall, LoaderSite
 from ..facts.collector import children
 from ..facts.walk import Visited
 from ..facts.resolve import evaluate, follow_single_binding, resolve
-from .base import NEEDS_LOADER, Finding, Rule
+from .base import FACTORY_SITES, NEEDS_LOADER, PER_FILE, Finding, Rule
 
 if TYPE_CHECKING:
     from ..facts.analysis import FileFacts
@@ -151,6 +151,7 @@ class UnguardedEntryPoint(Rule):
     """
 
     CODE = "DL301"
+    ACROSS_FILES = FACTORY_SITES.format(anchor="the module-level statement")
     NAME = "unguarded-entry-point"
     MESSAGE = (
         "{what} at module level without an `if __name__ == \"__main__\":` guard: under spawn/forkserver "
@@ -277,6 +278,7 @@ class UnpicklableWorkerPayload(Rule):
     """
 
     CODE = "DL302"
+    ACROSS_FILES = PER_FILE + " A dataset class imported from the project that holds a lambda is not followed."
     NAME = "unpicklable-worker-payload"
     MESSAGE = "{what} passed as {param} cannot be pickled for spawn/forkserver workers; {fix}"
     TRIGGERS = NEEDS_LOADER
@@ -453,6 +455,7 @@ class UnguardedStartMethod(Rule):
     """
 
     CODE = "DL303"
+    ACROSS_FILES = PER_FILE
     NAME = "unguarded-start-method"
     MESSAGE = (
         "set_start_method() at module level runs again in every spawned worker and raises "

@@ -12,7 +12,17 @@ from ..facts.mutation import DatasetReferences, assignments_into, dataset_change
 from ..facts.flow import Value
 from ..facts.resolve import Scope, names_in, qualname_in
 from ..facts.samplers import for_evaluation, loader_samplers, set_epoch_reaches
-from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
+from .base import (
+    FACTORY_SITES,
+    FOLLOWS_CALLABLES,
+    NEEDS_LOADER,
+    PER_FILE,
+    WRITTEN_HERE,
+    Finding,
+    Rule,
+    show_workers,
+    source_of,
+)
 
 if TYPE_CHECKING:
     from ..facts.analysis import FileFacts
@@ -146,6 +156,7 @@ class LoaderRebuiltInLoop(Rule):
     """
 
     CODE = "DL401"
+    ACROSS_FILES = FACTORY_SITES.format(anchor="the factory's call inside the loop")
     NAME = "loader-rebuilt-in-loop"
     MESSAGE = (
         "DataLoader is rebuilt on every loop iteration; build it once before the loop with "
@@ -271,6 +282,7 @@ class PersistentWorkersDisabled(Rule):
     """
 
     CODE = "DL402"
+    ACROSS_FILES = FACTORY_SITES.format(anchor="the factory's call, naming the DataLoader's file and line") + FOLLOWS_CALLABLES + " Not when the defining module iterates that loader every epoch itself: it reports it there, at the DataLoader call. The fix command works per file and does not edit the other module."
     NAME = "persistent-workers-disabled"
     MESSAGE = "DataLoader workers are restarted every epoch; pass {fix} to keep them between epochs"
     TRIGGERS = NEEDS_LOADER
@@ -376,6 +388,7 @@ class StaleDatasetInPersistentWorkers(Rule):
     """
 
     CODE = "DL403"
+    ACROSS_FILES = FACTORY_SITES.format(anchor="the mutation")
     NAME = "stale-dataset-in-persistent-workers"
     MESSAGE = (
         "dataset changed inside the epoch loop is not seen by persistent workers (they keep their "
@@ -489,6 +502,7 @@ class MissingShutdownMethod(Rule):
     """
 
     CODE = "DL404"
+    ACROSS_FILES = FACTORY_SITES.format(anchor="the call")
     NAME = "missing-shutdown-method"
     MESSAGE = "DataLoader has no {method}: {effect}; drop it, workers stop when the loader is deleted (del loader)"
     TRIGGERS = NEEDS_LOADER
@@ -582,6 +596,7 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     """
 
     CODE = "DL405"
+    ACROSS_FILES = PER_FILE + " A DistributedSampler built inside an imported factory is not followed."
     NAME = "distributed-sampler-without-set-epoch"
     MESSAGE = "DistributedSampler without set_epoch(epoch): every epoch uses the same order; call sampler.set_epoch(epoch) each epoch"
     TRIGGERS = NEEDS_LOADER
@@ -656,6 +671,7 @@ class SynchronousLoading(Rule):
     """
 
     CODE = "DL410"
+    ACROSS_FILES = WRITTEN_HERE
     NAME = "synchronous-loading"
     MESSAGE = "single-process DataLoader ({workers}) in a training loop: loading blocks every step; set num_workers > 0"
     TRIGGERS = NEEDS_LOADER

@@ -127,6 +127,7 @@ class UnshardedIterableDataset(Rule):
     """
 
     CODE = "DL501"
+    ACROSS_FILES = "An IterableDataset class imported from the project is followed: the loader call of this file is reported, naming the class's file and line (`StreamDataset (data/stream.py:14)`). The defining file reports its own loaders only."
     NAME = "unsharded-iterable-dataset"
     MESSAGE = (
         "IterableDataset {klass} is not split by get_worker_info(): each worker yields the whole stream "
@@ -269,6 +270,7 @@ class SingleUseIterableDataset(Rule):
     """
 
     CODE = "DL502"
+    ACROSS_FILES = "An IterableDataset class imported from the project is followed: the loader call of this file is reported, naming `__iter__`'s file and line, unless a loader of the defining module already triggers the rule (it is then reported once, at `__iter__`, there)."
     NAME = "single-use-iterable-dataset"
     MESSAGE = (
         "{klass}.__iter__ returns {what}: the loader on line {loader} ({mode}) gets an empty stream "

@@ -10,7 +10,7 @@ from ..facts.classes import last_name, self_attribute
 from ..facts.model import ClassInfo, FunctionInfo, Known, Mutation
 from ..facts.nodes import children
 from ..facts.resolve import Scope, call_qualnames, evaluate, resolve
-from .base import NEEDS_LOADER, Finding, Rule, source_of
+from .base import DEFINED_HERE, NEEDS_LOADER, PER_FILE, Finding, Rule, source_of
 
 if TYPE_CHECKING:
     from ..facts.analysis import FileFacts
@@ -160,6 +160,7 @@ class HandleSharedWithWorkers(Rule):
     """
 
     CODE = "DL601"
+    ACROSS_FILES = DEFINED_HERE.format(what="dataset class")
     NAME = "handle-shared-with-workers"
     MESSAGE = (
         "self.{attr} = {opener}(...) is copied into every worker of {klass} (wrong reads under fork, a pickling "
@@ -325,6 +326,7 @@ class CudaInWorkerCode(Rule):
     """
 
     CODE = "DL602"
+    ACROSS_FILES = PER_FILE + " Reported when the dataset class (or function) and a worker-using loader of it are in the same file."
     NAME = "cuda-in-worker-code"
     MESSAGE = (
         "CUDA used in {where}, which runs in the loader's workers (fork: 'Cannot re-initialize CUDA'; spawn: a "
@@ -449,6 +451,7 @@ class CudaDefaultDeviceWithShuffle(Rule):
     """
 
     CODE = "DL603"
+    ACROSS_FILES = PER_FILE
     NAME = "cuda-default-device-with-shuffle"
     MESSAGE = "{problem}"
     TRIGGERS = NEEDS_LOADER
@@ -596,6 +599,7 @@ class ContainersCopiedOnRead(Rule):
     """
 
     CODE = "DL620"
+    ACROSS_FILES = PER_FILE + " Reported when the dataset class and a worker-using loader of it are in the same file."
     NAME = "containers-copied-on-read"
     MESSAGE = (
         "self.{attr} is a Python container indexed by every worker of {klass}: each read copies its pages "
