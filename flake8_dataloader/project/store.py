@@ -100,12 +100,17 @@ def remember(path: str, source: str, tree: Optional[ast.AST], module, facts, set
     key = (path, stat.st_mtime_ns, stat.st_size, settings.loader_names)
     if key in _CACHE or on_disk != source:
         return
-    tree = tree if tree is not None else ast.parse(source)
     from .summarise import summarise
 
-    exports, stars = _import_table(tree)
-    summary = summarise(facts, module, source, tree, shown(path, project_root(os.path.dirname(path))), settings)
-    _CACHE[key] = ModuleEntry(summary, exports, stars)
+    try:
+        tree = tree if tree is not None else ast.parse(source)
+        summary = summarise(facts, module, source, tree, shown(path, project_root(os.path.dirname(path))), settings)
+    except Exception as exc:  # the file's own findings must not depend on its summary
+        if os.environ.get(STRICT_ENV):
+            raise
+        LOG.warning("flake8-dataloader: internal error summarising %s: %s: %s", path, type(exc).__name__, exc)
+        return
+    _CACHE[key] = ModuleEntry(summary, *_import_table(tree))
 
 
 def _import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:
