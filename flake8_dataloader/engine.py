@@ -35,6 +35,7 @@ class Analysis:
     facts: FileFacts
     findings: List[Finding]
     source: Optional[str] = None  # the text parsed (LibCST round-trips it: module.code without a codegen)
+    tree: Optional[ast.AST] = None  # flake8's ast of that text, when there is one
 
     def results(self) -> List[Result]:
         if not self.findings:
@@ -42,7 +43,7 @@ class Analysis:
         # Positions cost a code-generation pass: pay it only for files with findings.
         nodes = {finding.node for finding in self.findings}
         nodes.update(node for finding in self.findings for _, node in finding.lines)
-        starts = node_starts(self.module, nodes, self.source)
+        starts = node_starts(self.module, nodes, self.source, self.tree)
         return sorted({(*starts[f.node], f.code, f.text(lambda node: starts[node][0])) for f in self.findings})
 
 
@@ -71,7 +72,7 @@ def inspect_source(
     if imports is not None:
         imports.remember(source, tree, module, facts)
     findings = [finding for rule in RULES for finding in rule.check(facts, settings)]
-    return Analysis(module, facts, findings, source)
+    return Analysis(module, facts, findings, source, tree)
 
 
 def collect(

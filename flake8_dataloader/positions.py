@@ -10,10 +10,13 @@ ever changes, we fall back to PositionProvider.
 
 from __future__ import annotations
 
+import ast
 import bisect
 from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
+
+from .ast_positions import unique_call_starts
 
 try:
     from libcst._nodes.internal import CodegenState
@@ -101,11 +104,19 @@ def _line_starts_fast(source: str) -> List[int]:
 
 
 def node_starts(
-    module: cst.Module, nodes: Iterable[cst.CSTNode], source: Optional[str] = None
+    module: cst.Module, nodes: Iterable[cst.CSTNode], source: Optional[str] = None, tree: Optional[ast.AST] = None
 ) -> Dict[cst.CSTNode, Tuple[int, int]]:
     """(1-based line, 0-based column) of each node's syntactic start; ``source``: the text the
-    module was parsed from (saves generating it again)."""
+    module was parsed from (saves generating it again); ``tree``: flake8's ast of that text, which
+    places a call whose shape is unique in the file without a code generation."""
     nodes = list(nodes)
+    if tree is not None and source is not None and not source.startswith("\ufeff"):
+        known = unique_call_starts(tree, source, [node for node in nodes if isinstance(node, cst.Call)])
+        rest = [node for node in nodes if node not in known]
+        if not rest:
+            return known
+        if known:
+            return {**node_starts(module, rest, source), **known}
     if CodegenState is None:
         return _fallback(module, nodes)
     try:

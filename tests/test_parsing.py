@@ -8,8 +8,12 @@ import sys
 import pytest
 
 from flake8_dataloader import parsing
+from flake8_dataloader.ast_positions import unique_call_starts
+from flake8_dataloader.facts.collector import Collector
 from flake8_dataloader.engine import check_source
 from flake8_dataloader.parsing import MAX_EXPRESSION_DEPTH, MAX_STATEMENT_DEPTH, ParseFailure, nesting_depths, parse
+
+from flake8_dataloader.positions import node_starts
 
 from .conftest import FIXTURES
 
@@ -102,3 +106,37 @@ def test_flake8_parallel_run_keeps_every_other_file(tmp_path):
     assert {line.split(":")[0] for line in runs["-j1"]} == {
         "./dl101_dl102_single_process.py", "./dl404_shutdown.py"
     }
+
+
+UNUSUAL_CALLS = (
+    "import torch\r\n"
+    "from torch.utils.data import DataLoader\r\n"
+    "\r\n"
+    "\r\n"
+    "@torch.no_grad()\r\n"
+    "def évaluer(données, n):\r\n"
+    "    noms = 'é' + str(n); (DataLoader)(données, num_workers=2)\r\n"
+    "    x = (DataLoader(données, batch_size=1))\r\n"
+    "    y = DataLoader(données) if n else DataLoader(données, shuffle=True)\r\n"
+    "    print(f\"{len(données)} {DataLoader(données, drop_last=True)}\")\r\n"
+    "    return [DataLoader(d, num_workers=n) for d in [données]], torch.no_grad()\r\n"
+)
+
+
+@pytest.mark.parametrize("name", ["unusual", *[str(p.relative_to(FIXTURES)) for p in sorted(FIXTURES.rglob("*.py"))]])
+def test_call_starts_from_the_ast_are_those_of_libcst(name):
+    """Every call the ast places (its shape unique in the file) is where LibCST's code generation puts it."""
+    source = UNUSUAL_CALLS if name == "unusual" else (FIXTURES / name).read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(source)
+        module = parse(source, tree)
+    except (SyntaxError, ParseFailure):
+        pytest.skip("does not parse")
+    collector = Collector()
+    collector.walk(module)
+    calls = [record.node for record in collector.calls]
+    fast = unique_call_starts(tree, source, calls)
+    slow = node_starts(module, calls, source)
+    assert {call: slow[call] for call in fast} == fast
+    if name == "unusual":
+        assert len(fast) == 5  # the f-string's call and the twice-used `torch.no_grad()` are left to LibCST

@@ -22,6 +22,14 @@ from .conftest import FIXTURES
 from .harness import PROJECTS, project_expectations
 from .test_flake8_integration import findings, flake8
 
+
+@pytest.fixture(autouse=True)
+def _fresh_store():
+    store.clear()  # module answers are kept for the process; each test builds its own tree
+    yield
+    store.clear()
+
+
 PROJECT_DIRS = sorted(p for p in PROJECTS.iterdir() if p.is_dir())
 DEFAULT_OFF = ("DL410", "DL620")
 

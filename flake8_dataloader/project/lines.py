@@ -10,11 +10,12 @@ order LibCST's pre-order walk meets them.
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Callable, Dict, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from ..facts.nodes import children
+from ..ast_positions import callee_name, shape
+from ..facts.model import CallRecord, FunctionInfo
 
 Definition = Union[ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef]
 
@@ -42,64 +43,46 @@ def method_line(cls: Optional[Definition], name: str) -> Optional[int]:
     return None
 
 
-def _callee_name(func: Union[ast.expr, cst.BaseExpression]) -> Optional[str]:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return None
-
-
-def _shape(call: Union[ast.Call, cst.Call]) -> tuple:
-    """Positional count and keywords: what pairs an ast call with its LibCST twin (a check of the order)."""
-    if isinstance(call, ast.Call):
-        return len(call.args), tuple(k.arg for k in call.keywords)
-    positional = sum(1 for arg in call.args if arg.keyword is None and arg.star != "**")
-    written = [arg for arg in call.args if arg.keyword is not None or arg.star == "**"]
-    keywords = tuple(arg.keyword.value if arg.keyword is not None else None for arg in written)
-    return positional, keywords
-
-
 class CallLines:
-    """Lines of calls inside module-level functions, each function's calls of a name paired once."""
+    """Lines of calls inside module-level functions, each function's calls of a name paired once.
 
-    def __init__(self) -> None:
+    LibCST's side is the collector's record of the function's calls (its own body, nested
+    functions excluded, in the order the walk met them); the ast's side, the same calls sorted by
+    position. The pairing is checked call by call (positional count and keywords).
+    """
+
+    def __init__(self, calls_in: Callable[[FunctionInfo], List[CallRecord]]) -> None:
+        self._calls_in = calls_in
         self._paired: Dict[Tuple[int, str], Optional[Dict[int, int]]] = {}
 
-    def line(self, function: Definition, libcst_function: cst.CSTNode, call: cst.Call) -> Optional[int]:
-        """The line of ``call`` inside ``function``, by its rank among the calls of the same name; None
-        when the two trees do not pair up call by call."""
-        name = _callee_name(call.func)
+    def line(self, function: Definition, info: FunctionInfo, call: cst.Call) -> Optional[int]:
+        """The line of ``call`` inside ``function``; None when the two trees do not pair up."""
+        name = callee_name(call.func)
         if name is None:
             return None
-        key = (id(libcst_function), name)
+        key = (id(info), name)
         if key not in self._paired:
-            self._paired[key] = _pair(function, libcst_function, name)
+            ours = [r.node for r in self._calls_in(info) if callee_name(r.node.func) == name]
+            self._paired[key] = _pair(ours, _ast_calls(function, name))
         paired = self._paired[key]
         return None if paired is None else paired.get(id(call))
 
 
-def _pair(function: Definition, libcst_function: cst.CSTNode, name: str) -> Optional[Dict[int, int]]:
-    ours = _cst_calls_of(libcst_function, name)
-    theirs = sorted(
-        (n for n in ast.walk(function) if isinstance(n, ast.Call) and _callee_name(n.func) == name),
-        key=lambda n: (n.lineno, n.col_offset),
-    )
-    if len(ours) != len(theirs) or any(_shape(a) != _shape(b) for a, b in zip(ours, theirs)):
-        return None
-    return {id(a): b.lineno for a, b in zip(ours, theirs)}
-
-
-def _cst_calls_of(function: cst.CSTNode, name: str) -> List[cst.Call]:
-    found: List[cst.Call] = []
-    stack: List[cst.CSTNode] = [function]
+def _ast_calls(function: Definition, name: str) -> List[ast.Call]:
+    """The calls of ``name`` in ``function`` outside its nested functions, by position."""
+    found: List[ast.Call] = []
+    stack: List[ast.AST] = [function]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Call) and _callee_name(node.func) == name:
+        if isinstance(node, ast.Call) and callee_name(node.func) == name:
             found.append(node)
-        stack.extend(reversed(list(children(node))))
-    return found
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                stack.append(child)
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _pair(ours: List[cst.Call], theirs: List[ast.Call]) -> Optional[Dict[int, int]]:
+    if len(ours) != len(theirs) or any(shape(a) != shape(b) for a, b in zip(ours, theirs)):
+        return None
+    return {id(a): b.lineno for a, b in zip(ours, theirs)}

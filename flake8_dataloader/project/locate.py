@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 
 class Location(NamedTuple):
@@ -23,7 +23,7 @@ class Location(NamedTuple):
 
 
 def _is_file(path: str) -> bool:
-    return os.path.isfile(path)  # not cached: a long-lived process must see files created meanwhile
+    return os.path.isfile(path)
 
 
 def project_root(directory: str) -> str:
@@ -79,10 +79,28 @@ def _longest_module(base: str, parts: List[str], allow_package_itself: bool) -> 
     return None
 
 
+# Answers per (importing directory, name), for the process: one flake8 run sees one tree.
+_LOCATED: Dict[Tuple[str, str], Optional[Location]] = {}
+
+
+def forget() -> None:
+    """Drop the answers (a long-lived process, or a test that creates modules as it goes)."""
+    _LOCATED.clear()
+
+
 def locate(qualname: str, importer: str) -> Optional[Location]:
     """Where ``qualname`` (as the resolver spells it: `.data.Stream` for a relative import) is
     defined, seen from the file ``importer``; None when it is not a module of this project."""
+    if qualname.startswith("builtins."):
+        return None
     directory = os.path.dirname(os.path.abspath(importer))
+    key = (directory, qualname)
+    if key not in _LOCATED:
+        _LOCATED[key] = _locate(qualname, directory)
+    return _LOCATED[key]
+
+
+def _locate(qualname: str, directory: str) -> Optional[Location]:
     level = len(qualname) - len(qualname.lstrip("."))
     parts = [part for part in qualname[level:].split(".") if part]
     if not parts and not level:

@@ -19,7 +19,7 @@ from ..facts.resolve import join_dotted
 from ..prefilter import may_find
 from ..settings import Settings
 from .given import uses_what_it_is_given
-from .locate import project_root, shown
+from .locate import forget, project_root, shown
 
 LOG = logging.getLogger("flake8.dataloader")
 
@@ -139,5 +139,6 @@ def _import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:
 
 
 def clear() -> None:
-    """Forget every module read (tests that rewrite a file within one mtime tick)."""
+    """Forget every module read and every import located (a long-lived process; tests)."""
     _CACHE.clear()
+    forget()

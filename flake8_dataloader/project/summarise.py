@@ -28,10 +28,10 @@ from .lines import CallLines, first_line, method_line, top_level
 class _Lines:
     """Lines of the definitions a summary names: from the ast, or one code generation when it cannot tell."""
 
-    def __init__(self, module: cst.Module, source: str, tree: ast.AST, nodes: List[cst.CSTNode]) -> None:
+    def __init__(self, facts: FileFacts, module: cst.Module, source: str, tree: ast.AST, nodes: List[cst.CSTNode]):
         self.module, self.source, self.nodes = module, source, nodes
         self.defs = top_level(tree)
-        self.calls = CallLines()
+        self.calls = CallLines(facts.calls_in)
         self._slow: Optional[Dict[cst.CSTNode, Tuple[int, int]]] = None
 
     def of(self, node: cst.CSTNode, function: Optional[FunctionInfo] = None, cls: Optional[ClassInfo] = None) -> int:
@@ -44,7 +44,7 @@ class _Lines:
             line = method_line(self.defs.get(cls.name), node.name.value)
         elif isinstance(node, cst.Call) and function is not None and function.cls is None:
             definition = self.defs.get(function.name)
-            line = self.calls.line(definition, function.node, node) if definition is not None else None
+            line = self.calls.line(definition, function, node) if definition is not None else None
         if line is None:
             if self._slow is None:
                 self._slow = node_starts(self.module, set(self.nodes), self.source)
@@ -62,7 +62,7 @@ def summarise(
     factory_calls = [c for by_path in facts.factories.values() for calls in by_path.values() for c in calls]
     nodes: List[cst.CSTNode] = [k.node for k in top_classes] + [f.node for f in top_functions]
     nodes += [c.node for c in factory_calls] + [m.node for m in iter_methods.values()]
-    lines = _Lines(module, source, tree, nodes)
+    lines = _Lines(facts, module, source, tree, nodes)
 
     def origin(node: cst.CSTNode, function: Optional[FunctionInfo] = None, cls: Optional[ClassInfo] = None) -> Origin:
         return Origin(shown_path, lines.of(node, function, cls))

@@ -1,0 +1,74 @@
+"""Where a LibCST call starts, read from flake8's ast of the same text, when that is certain.
+
+Most findings are anchored on a call (the DataLoader, a factory's call). A call whose callee
+name and argument shape (positional count, keywords) no other call of the file shares is the
+ast's only call of that name and shape, so its line and column are the ast's, with no LibCST
+code generation. Anything ambiguous is left to positions.node_starts.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, Iterable, List, Optional, Tuple, Union
+
+import libcst as cst
+
+Shape = Tuple[Optional[str], int, Tuple[Optional[str], ...]]
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def callee_name(func: Union[ast.expr, cst.BaseExpression]) -> Optional[str]:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def shape(call: Union[ast.Call, cst.Call]) -> Shape:
+    """Callee name, positional count (`*args` included) and keywords (`**kw` as None), in order."""
+    if isinstance(call, ast.Call):
+        return callee_name(call.func), len(call.args), tuple(k.arg for k in call.keywords)
+    positional = sum(1 for arg in call.args if arg.keyword is None and arg.star != "**")
+    written = [arg for arg in call.args if arg.keyword is not None or arg.star == "**"]
+    keywords = tuple(a.keyword.value if a.keyword is not None else None for a in written)
+    return callee_name(call.func), positional, keywords
+
+
+def unique_call_starts(tree: ast.AST, source: str, calls: Iterable[cst.Call]) -> Dict[cst.CSTNode, Tuple[int, int]]:
+    """(1-based line, 0-based column in characters) of each call whose shape no other call of the
+    file has. Calls inside f-strings count for uniqueness but never give a position (the ast's
+    positions there are not reliable before Python 3.12)."""
+    wanted: Dict[Shape, cst.Call] = {shape(call): call for call in calls if callee_name(call.func) is not None}
+    if not wanted:
+        return {}
+    found: Dict[Shape, List[Tuple[ast.Call, bool]]] = {}
+    stack: List[Tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, in_fstring = stack.pop()
+        if isinstance(node, ast.Call):
+            key = shape(node)
+            if key in wanted:
+                found.setdefault(key, []).append((node, in_fstring))
+        inner = in_fstring or isinstance(node, ast.JoinedStr)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    lines: Optional[List[str]] = None
+    out: Dict[cst.CSTNode, Tuple[int, int]] = {}
+    for key, call in wanted.items():
+        twins = found.get(key, [])
+        if len(twins) != 1 or twins[0][1]:
+            continue
+        if lines is None:
+            lines = _NEWLINE.split(source)
+        node = twins[0][0]
+        if node.lineno > len(lines):
+            continue
+        text = lines[node.lineno - 1]
+        column = len(text.encode("utf-8")[: node.col_offset].decode("utf-8", errors="replace"))
+        out[call] = (node.lineno, column)
+    return out
