@@ -4,6 +4,7 @@
     python benchmarks/bench.py --repeats 3 --torchfix-python /path/to/venv/bin/python
     python benchmarks/bench.py --sample 400 --repeats 2 --make-torchfix-venv /tmp/tfvenv  # fits 10 minutes
     python benchmarks/bench.py --startup-only       # the pre-commit case: flake8 on 1 and 3 ordinary files
+    python benchmarks/project_tree.py --flake8      # only the project trees, follow imports on vs off
 
 Configurations are alternated and repeated; medians and ratios are printed as a table.
 Peak memory is the maximum resident set of each flake8 run (its worker processes included).
@@ -202,11 +203,17 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="flake8 -j for the corpus comparison (default 1)")
     parser.add_argument("--startup-repeats", type=int, default=9, help="rounds of the start-up comparison (default 9)")
     parser.add_argument("--startup-only", action="store_true", help="only the start-up comparison")
+    parser.add_argument("--skip-projects", action="store_true", help="no project-tree table (follow imports on/off)")
     args = parser.parse_args()
 
     print_startup(args.startup_repeats)
     if args.startup_only:
         return 0
+    if not args.skip_projects:
+        from project_tree import print_table
+
+        print("\n## Whole project trees, --dataloader-follow-imports on vs off")
+        print_table(max(args.repeats, 5))
 
     files = corpus_files(args.roots or corpus_roots())
     if args.sample:

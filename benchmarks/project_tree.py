@@ -192,6 +192,12 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5, help="rounds per configuration (default 5)")
     parser.add_argument("--flake8", action="store_true", help="also time flake8 itself on the generated tree")
     args = parser.parse_args()
+    print_table(args.repeats, args.flake8)
+    return 0
+
+
+def print_table(repeats: int, with_flake8: bool = False) -> None:
+    """The on/off table (bench.py prints it too)."""
     with tempfile.TemporaryDirectory() as tmp:
         generated = generate(Path(tmp))
         trees = {
@@ -202,16 +208,15 @@ def main() -> int:
         print("|---|---|---|---|---|---|")
         for name, files in trees.items():
             dl_seconds(files, "on", 1)  # warm-up: imports of LibCST and the rules
-            off = dl_seconds(files, "off", args.repeats)
-            on = dl_seconds(files, "on", args.repeats)
+            off = dl_seconds(files, "off", repeats)
+            on = dl_seconds(files, "on", repeats)
             print(f"| {name} | {len(files)} | {off['seconds']:.3f} | {on['seconds']:.3f} | "
                   f"{on['seconds'] / off['seconds']:.2f}x (target <= 1.3x) | {off['findings']} -> {on['findings']} |")
-        if args.flake8:
-            off_s = flake8_seconds(Path(tmp), "off", args.repeats)
-            on_s = flake8_seconds(Path(tmp), "on", args.repeats)
+        if with_flake8:
+            off_s = flake8_seconds(Path(tmp), "off", repeats)
+            on_s = flake8_seconds(Path(tmp), "on", repeats)
             print(f"\nflake8 -j1 --select=DL on the generated tree: off {off_s:.2f} s, on {on_s:.2f} s "
                   f"({on_s / off_s:.2f}x)")
-    return 0
 
 
 if __name__ == "__main__":

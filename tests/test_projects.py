@@ -276,3 +276,34 @@ def test_a_module_without_loaders_is_summarised_only_when_it_can_iterate_what_it
     """
     assert not given(model)
     assert not given("def area(w, h):\n    return w * h\n")
+
+
+def test_installed_packages_are_not_a_project(tmp_path):
+    """From site-packages/torch/, every other installed package would look like part of the project."""
+    root = _tree(tmp_path / "site-packages", {"lines.py": STREAM})
+    assert _dl501(root, "lines") == []
+    assert _dl501(_tree(tmp_path / "project", {"lines.py": STREAM}), "lines") == ["DL501"]
+
+
+def test_a_file_consults_a_bounded_number_of_modules(tmp_path, monkeypatch):
+    from flake8_dataloader.project import view
+
+    root = _tree(tmp_path, {"a.py": STREAM, "b.py": STREAM})
+    train = root / "train.py"
+    train.write_text(
+        "from torch.utils.data import DataLoader\nfrom a import Lines\nimport b\n\n"
+        "first = DataLoader(Lines(), num_workers=2)\nsecond = DataLoader(b.Lines(), num_workers=2)\n"
+    )
+    assert [line for line, _, code, _ in check_source(train.read_text(), str(train)) if code == "DL501"] == [5, 6]
+    store.clear()
+    monkeypatch.setattr(view, "MAX_MODULES_PER_FILE", 1)
+    assert [line for line, _, code, _ in check_source(train.read_text(), str(train)) if code == "DL501"] == [5]
+
+
+def test_a_text_that_is_not_the_file_on_disk_is_not_remembered_as_its_summary(tmp_path):
+    sharded = STREAM.replace("yield from range(3)", "info = get_worker_info()\n        yield from range(3)")
+    sharded = sharded.replace("IterableDataset\n", "IterableDataset, get_worker_info\n", 1)
+    root = _tree(tmp_path, {"lines.py": sharded})
+    edited = STREAM + "\nloader = DataLoader(Lines(), num_workers=2)\n"  # an editor's unsaved text
+    check_source(edited.replace("import IterableDataset", "import DataLoader, IterableDataset"), str(root / "lines.py"))
+    assert _dl501(root, "lines") == []  # the importer sees the file as saved: sharded
