@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import statistics
 import subprocess
 import sys
@@ -153,6 +154,16 @@ def generate(root: Path, datasets: int = 40, factories: int = 40, models: int = 
     return sorted(root.rglob("*.py"))
 
 
+def walk_order(root: Path) -> List[Path]:
+    """The files as flake8 meets them walking a directory: a folder's files before its sub-folders,
+    so `train.py` (the importer) comes before `data/` (what it imports)."""
+    out: List[Path] = []
+    for directory, folders, names in os.walk(root):
+        folders.sort()
+        out += [Path(directory) / name for name in sorted(names) if name.endswith(".py")]
+    return out
+
+
 def dl_seconds(files: List[Path], follow: str, repeats: int) -> Dict[str, float]:
     """The plugin's own time over a tree (median of rounds, cache cleared each round) and its finding count."""
     from flake8_dataloader.engine import check_source
@@ -201,8 +212,8 @@ def print_table(repeats: int, with_flake8: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         generated = generate(Path(tmp))
         trees = {
-            "fixture projects": sorted((ROOT / "fixtures" / "projects").rglob("*.py")),
-            f"generated project ({len(generated)} modules)": generated,
+            "fixture projects": walk_order(ROOT / "fixtures" / "projects"),
+            f"generated project ({len(generated)} modules)": walk_order(Path(tmp)),
         }
         print("| tree | files | DL part, off (s) | on (s) | on / off | findings off -> on |")
         print("|---|---|---|---|---|---|")

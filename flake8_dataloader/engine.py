@@ -6,7 +6,7 @@ import ast
 import logging
 import os
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import libcst as cst
 
@@ -64,11 +64,14 @@ def inspect_source(
     if use_prefilter and not may_find(source, settings, tree, filename):
         return None
     imports = None
+    parsed = None
     if filename is not None and settings.follow_imports and os.path.isfile(filename):
-        from .project.view import ImportView  # noqa: PLC0415 - only for a file that may hold a finding
+        from .project import store  # noqa: PLC0415 - only for a file that may hold a finding
+        from .project.view import ImportView  # noqa: PLC0415
 
         imports = ImportView(filename, settings)
-    module, facts = collect(source, settings, tree, imports)
+        parsed = store.take_parsed(filename, source)  # an importer's lookup may have parsed it already
+    module, facts = collect(source, settings, tree, imports, parsed)
     if imports is not None:
         imports.remember(source, tree, module, facts)
     findings = [finding for rule in RULES for finding in rule.check(facts, settings)]
@@ -76,12 +79,23 @@ def inspect_source(
 
 
 def collect(
-    source: str, settings: Settings, tree: Optional[ast.AST] = None, imports: Optional[Imports] = None
+    source: str,
+    settings: Settings,
+    tree: Optional[ast.AST] = None,
+    imports: Optional[Imports] = None,
+    parsed: Optional[Tuple[Any, Any]] = None,
 ) -> Tuple[cst.Module, FileFacts]:
-    """One file's tree and facts; with ``imports``, names imported from the project are followed."""
-    module = parse(source, tree)
-    collector = Collector()
-    collector.walk(module)
+    """One file's tree and facts; with ``imports``, names imported from the project are followed.
+
+    ``parsed``: the module and collector of this same text from an earlier traversal (the facts
+    layers only read the collector, and taking out loops that run once is idempotent).
+    """
+    if parsed is not None and isinstance(parsed[0], cst.Module) and isinstance(parsed[1], Collector):
+        module, collector = parsed
+    else:
+        module = parse(source, tree)
+        collector = Collector()
+        collector.walk(module)
     return module, FileFacts(collector, settings.loader_names, imports)
 
 

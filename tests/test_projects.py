@@ -307,3 +307,37 @@ def test_a_text_that_is_not_the_file_on_disk_is_not_remembered_as_its_summary(tm
     edited = STREAM + "\nloader = DataLoader(Lines(), num_workers=2)\n"  # an editor's unsaved text
     check_source(edited.replace("import IterableDataset", "import DataLoader, IterableDataset"), str(root / "lines.py"))
     assert _dl501(root, "lines") == []  # the importer sees the file as saved: sharded
+
+
+@pytest.mark.parametrize("project", PROJECT_DIRS, ids=lambda p: p.name)
+def test_findings_do_not_depend_on_the_order_files_are_linted_in(project):
+    """Alone (nothing kept between files), importers first, importers last: the same findings."""
+    files = sorted(project.rglob("*.py"))
+
+    def lint(order, fresh):
+        out = set()
+        for path in order:
+            if fresh:
+                store.clear()
+            out |= {(path.name, *result) for result in check_source(path.read_text(encoding="utf-8"), str(path))}
+        return out
+
+    alone = lint(files, fresh=True)
+    store.clear()
+    assert lint(files, fresh=False) == alone
+    store.clear()
+    assert lint(list(reversed(files)), fresh=False) == alone
+
+
+def test_a_module_parsed_for_its_importer_is_not_parsed_again_when_linted(tmp_path, monkeypatch):
+    import flake8_dataloader.engine as engine
+
+    root = _tree(tmp_path, {"lines.py": STREAM})
+    train = root / "train.py"
+    train.write_text(TRAIN.format(module="lines"))
+    parsed = []
+    real_parse = engine.parse
+    monkeypatch.setattr(engine, "parse", lambda source, tree=None: parsed.append(source) or real_parse(source, tree))
+    check_source(train.read_text(), str(train))  # parses train.py, and lines.py for its summary
+    check_source((root / "lines.py").read_text(), str(root / "lines.py"))
+    assert len(parsed) == 2

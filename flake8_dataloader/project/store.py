@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import logging
 import os
+from collections import OrderedDict
 from importlib.util import decode_source
 from typing import Dict, FrozenSet, NamedTuple, Optional, Tuple
 
@@ -75,6 +76,7 @@ def _summary(path: str, source: str, tree: ast.AST, settings: Settings) -> Modul
 
     try:
         module, facts = collect(source, settings, tree)
+        _keep_parsed(path, source, module, facts)
         return summarise(facts, module, source, tree, shown(path, project_root(os.path.dirname(path))), settings)
     except (ParseFailure, RecursionError) as exc:
         LOG.info("flake8-dataloader: not following %s: %s", path, exc)
@@ -83,6 +85,39 @@ def _summary(path: str, source: str, tree: ast.AST, settings: Settings) -> Modul
             raise
         LOG.warning("flake8-dataloader: internal error summarising %s: %s: %s", path, type(exc).__name__, exc)
     return EMPTY_SUMMARY
+
+
+# Modules parsed for a summary before flake8 reaches them (train.py comes before data/): their tree and
+# traversal, handed to the lint of that file when it is the same text. A LibCST tree and its facts take
+# about 200 bytes per source character: up to this many characters are kept, oldest dropped first.
+MAX_PARSED_CHARS = 300_000
+_PARSED: "OrderedDict[str, Tuple[str, object, object]]" = OrderedDict()
+
+
+_kept_chars = [0]
+
+
+def _keep_parsed(path: str, source: str, module, facts) -> None:
+    _drop_parsed(path)
+    _PARSED[path] = (source, module, facts._collector)
+    _kept_chars[0] += len(source)
+    while _kept_chars[0] > MAX_PARSED_CHARS and _PARSED:
+        _drop_parsed(next(iter(_PARSED)))
+
+
+def _drop_parsed(path: str) -> Optional[Tuple[str, object, object]]:
+    kept = _PARSED.pop(path, None)
+    if kept is not None:
+        _kept_chars[0] -= len(kept[0])
+    return kept
+
+
+def take_parsed(path: str, source: str) -> Optional[Tuple[object, object]]:
+    """The LibCST module and collector of ``path`` if a summary parsed this very text; once."""
+    kept = _drop_parsed(os.path.abspath(path))
+    if kept is None or kept[0] != source:
+        return None
+    return kept[1], kept[2]
 
 
 def remember(path: str, source: str, tree: Optional[ast.AST], module, facts, settings: Settings) -> None:
@@ -141,4 +176,6 @@ def _import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:
 def clear() -> None:
     """Forget every module read and every import located (a long-lived process; tests)."""
     _CACHE.clear()
+    _PARSED.clear()
+    _kept_chars[0] = 0
     forget()
