@@ -6,7 +6,7 @@ import ast
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -71,7 +71,10 @@ def inspect_source(
 
         imports = ImportView(filename, settings)
         parsed = store.take_parsed(filename, source)  # an importer's lookup may have parsed it already
-    module, facts = collect(source, settings, tree, imports, parsed)
+    if parsed is not None and imports is not None and not imports.imports_own_modules(tree):
+        module, facts = parsed  # the facts of the file alone are its facts: nothing of the project is imported
+    else:
+        module, facts = collect(source, settings, tree, imports, parsed)
     if imports is not None:
         imports.remember(source, tree, module, facts)
     findings = [finding for rule in RULES for finding in rule.check(facts, settings)]
@@ -83,15 +86,15 @@ def collect(
     settings: Settings,
     tree: Optional[ast.AST] = None,
     imports: Optional[Imports] = None,
-    parsed: Optional[Tuple[Any, Any]] = None,
+    parsed: Optional[Tuple[cst.Module, FileFacts]] = None,
 ) -> Tuple[cst.Module, FileFacts]:
     """One file's tree and facts; with ``imports``, names imported from the project are followed.
 
-    ``parsed``: the module and collector of this same text from an earlier traversal (the facts
-    layers only read the collector, and taking out loops that run once is idempotent).
+    ``parsed``: the module and facts of this same text from an earlier traversal, whose collector
+    is reused (the facts layers only read it, and taking out loops that run once is idempotent).
     """
-    if parsed is not None and isinstance(parsed[0], cst.Module) and isinstance(parsed[1], Collector):
-        module, collector = parsed
+    if parsed is not None:
+        module, collector = parsed[0], parsed[1]._collector
     else:
         module = parse(source, tree)
         collector = Collector()

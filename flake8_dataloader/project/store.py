@@ -12,7 +12,7 @@ import logging
 import os
 from collections import OrderedDict
 from importlib.util import decode_source
-from typing import Dict, FrozenSet, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional, Tuple
 
 from ..errors import STRICT_ENV, ParseFailure
 from ..facts.foreign import EMPTY_SUMMARY, ModuleSummary
@@ -21,6 +21,11 @@ from ..prefilter import may_find
 from ..settings import Settings
 from .given import uses_what_it_is_given
 from .locate import forget, project_root, shown
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from ..facts.analysis import FileFacts
 
 LOG = logging.getLogger("flake8.dataloader")
 
@@ -91,29 +96,29 @@ def _summary(path: str, source: str, tree: ast.AST, settings: Settings) -> Modul
 # traversal, handed to the lint of that file when it is the same text. A LibCST tree and its facts take
 # about 200 bytes per source character: up to this many characters are kept, oldest dropped first.
 MAX_PARSED_CHARS = 300_000
-_PARSED: "OrderedDict[str, Tuple[str, object, object]]" = OrderedDict()
+_PARSED: "OrderedDict[str, Tuple[str, cst.Module, FileFacts]]" = OrderedDict()
 
 
 _kept_chars = [0]
 
 
-def _keep_parsed(path: str, source: str, module, facts) -> None:
+def _keep_parsed(path: str, source: str, module: cst.Module, facts: FileFacts) -> None:
     _drop_parsed(path)
-    _PARSED[path] = (source, module, facts._collector)
+    _PARSED[path] = (source, module, facts)
     _kept_chars[0] += len(source)
     while _kept_chars[0] > MAX_PARSED_CHARS and _PARSED:
         _drop_parsed(next(iter(_PARSED)))
 
 
-def _drop_parsed(path: str) -> Optional[Tuple[str, object, object]]:
+def _drop_parsed(path: str) -> Optional[Tuple[str, cst.Module, FileFacts]]:
     kept = _PARSED.pop(path, None)
     if kept is not None:
         _kept_chars[0] -= len(kept[0])
     return kept
 
 
-def take_parsed(path: str, source: str) -> Optional[Tuple[object, object]]:
-    """The LibCST module and collector of ``path`` if a summary parsed this very text; once."""
+def take_parsed(path: str, source: str) -> Optional[Tuple[cst.Module, FileFacts]]:
+    """The LibCST module and facts (of the file alone) of ``path`` if a summary parsed this very text; once."""
     kept = _drop_parsed(os.path.abspath(path))
     if kept is None or kept[0] != source:
         return None

@@ -61,6 +61,27 @@ class ImportView:
             self.used = self.used or found != NOTHING
         return found
 
+    def imports_own_modules(self, tree: Optional[ast.AST]) -> bool:
+        """Some import of the file (at any level) names another module of its project: only then can
+        its facts differ from the file's facts alone."""
+        if not self.enabled:
+            return False
+        if tree is None:
+            return True
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                module = "." * (node.level or 0) + (node.module or "")
+                names = [join_dotted(module, alias.name) for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                found = locate(name, self.importer)
+                if found is not None and found.path != self.importer:
+                    return True
+        return False
+
     def remember(self, source: str, tree: Optional[ast.AST], module: cst.Module, facts: FileFacts) -> None:
         """Keep the linted file's own summary for the files that import it, when its facts are those of
         the file alone (nothing imported was found) and it is the text on disk: no second parse."""
