@@ -164,13 +164,13 @@ def walk_order(root: Path) -> List[Path]:
     return out
 
 
-def dl_seconds(files: List[Path], follow: str, repeats: int) -> Dict[str, float]:
-    """The plugin's own time over a tree (median of rounds, cache cleared each round) and its finding count."""
+def dl_seconds(files: List[Path], repeats: int) -> Dict[str, Dict[str, float]]:
+    """The plugin's own time over a tree, off and on, rounds alternated (this machine's speed drifts):
+    medians, with the module cache cleared before each round, and the finding counts."""
     from flake8_dataloader.engine import check_source
     from flake8_dataloader.project import store
     from flake8_dataloader.settings import Settings
 
-    settings = Settings.build(follow_imports=follow)
     inputs = []
     for path in files:
         source = path.read_text(encoding="utf-8")
@@ -178,13 +178,20 @@ def dl_seconds(files: List[Path], follow: str, repeats: int) -> Dict[str, float]
             inputs.append((str(path), source, ast.parse(source)))
         except SyntaxError:
             continue  # flake8 reports E999 and runs no plugin
-    times, count = [], 0
-    for _ in range(repeats):
-        store.clear()
-        started = time.perf_counter()
-        count = sum(len(check_source(source, name, settings, tree=tree)) for name, source, tree in inputs)
-        times.append(time.perf_counter() - started)
-    return {"seconds": statistics.median(times), "findings": count}
+    out: Dict[str, Dict[str, float]] = {}
+    times: Dict[str, List[float]] = {"off": [], "on": []}
+    for round_ in range(repeats + 1):  # the first round warms up (imports of LibCST and the rules)
+        for follow in ("off", "on"):
+            settings = Settings.build(follow_imports=follow)
+            store.clear()
+            started = time.perf_counter()
+            count = sum(len(check_source(source, name, settings, tree=tree)) for name, source, tree in inputs)
+            if round_:
+                times[follow].append(time.perf_counter() - started)
+            out[follow] = {"findings": count}
+    for follow in times:
+        out[follow]["seconds"] = statistics.median(times[follow])
+    return out
 
 
 def flake8_seconds(root: Path, follow: str, repeats: int) -> float:
@@ -218,9 +225,8 @@ def print_table(repeats: int, with_flake8: bool = False) -> None:
         print("| tree | files | DL part, off (s) | on (s) | on / off | findings off -> on |")
         print("|---|---|---|---|---|---|")
         for name, files in trees.items():
-            dl_seconds(files, "on", 1)  # warm-up: imports of LibCST and the rules
-            off = dl_seconds(files, "off", repeats)
-            on = dl_seconds(files, "on", repeats)
+            measured = dl_seconds(files, repeats)
+            off, on = measured["off"], measured["on"]
             print(f"| {name} | {len(files)} | {off['seconds']:.3f} | {on['seconds']:.3f} | "
                   f"{on['seconds'] / off['seconds']:.2f}x (target <= 1.3x) | {off['findings']} -> {on['findings']} |")
         if with_flake8:
