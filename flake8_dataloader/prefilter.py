@@ -97,22 +97,12 @@ IMPORTED_LOADER_TOKEN = "loader"
 
 
 def may_use_imported_loader(source: str, tree: Optional[ast.AST], filename: str) -> bool:
-    """An identifier containing `loader`, and a module-level import of the file's own project (a few
-    `os.stat` calls; nothing is read). Installed packages and the standard library never pass."""
+    """An identifier containing `loader`, and an import of the file's own project (a few `os.stat`
+    calls; nothing is read). Installed packages and the standard library never pass."""
     if IMPORTED_LOADER_TOKEN not in source or tree is None:
         return False
     if not any(IMPORTED_LOADER_TOKEN in name.lower() for name in identifiers(tree)):
         return False
-    from .project.locate import installed, locate  # plain os.path work, no LibCST
+    from .project.locate import imports_own_project, installed  # plain os.path work, no LibCST
 
-    if installed(filename):
-        return False
-    for node in getattr(tree, "body", ()):
-        if isinstance(node, ast.ImportFrom):
-            module = "." * (node.level or 0) + (node.module or "")
-            separator = "" if module.endswith(".") else "."
-            if any(locate(f"{module}{separator}{alias.name}", filename) for alias in node.names):
-                return True
-        elif isinstance(node, ast.Import) and any(locate(alias.name, filename) for alias in node.names):
-            return True
-    return False
+    return not installed(filename) and imports_own_project(tree, filename)

@@ -9,6 +9,7 @@ script importing a sibling). Never `sys.path`, never an import: only
 
 from __future__ import annotations
 
+import ast
 import os
 from functools import lru_cache
 from typing import Dict, List, NamedTuple, Optional, Tuple
@@ -126,3 +127,22 @@ def shown(path: str, root: str) -> str:
     except ValueError:  # another drive on Windows
         relative = path
     return relative.replace(os.sep, "/")
+
+
+def imports_own_project(tree: ast.AST, filename: str) -> bool:
+    """Some import of the file, at any level, names another module of its own project."""
+    importer = os.path.abspath(filename)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = "." * (node.level or 0) + (node.module or "")
+            # resolve.join_dotted's spelling, written here: the prefilter must not import LibCST
+            names = [module + alias.name if module.endswith(".") else f"{module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            found = locate(name, importer)
+            if found is not None and found.path != importer:
+                return True
+    return False

@@ -55,37 +55,51 @@ def entry(path: str, settings: Settings) -> ModuleEntry:
     return cached
 
 
+def _text(path: str) -> Optional[str]:
+    """The module's text as Python decodes it (coding cookie, byte-order mark); None when unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            source = decode_source(handle.read())
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError, MemoryError) as exc:
+        LOG.info("flake8-dataloader: not following %s: %s", path, exc)
+        return None
+    return source[1:] if source.startswith("\ufeff") else source
+
+
 def _read(path: str, size: int, settings: Settings) -> ModuleEntry:
     if size > MAX_MODULE_BYTES:
         LOG.info("flake8-dataloader: not following %s: %d bytes", path, size)
         return EMPTY_ENTRY
+    source = _text(path)
+    if source is None:
+        return EMPTY_ENTRY
     try:
-        with open(path, "rb") as handle:
-            source = decode_source(handle.read())
         tree = ast.parse(source)
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         LOG.info("flake8-dataloader: not following %s: %s", path, exc)
         return EMPTY_ENTRY
-    exports, stars = _import_table(tree)
-    if source.startswith("\ufeff"):
-        source = source[1:]
-    return ModuleEntry(_summary(path, source, tree, settings), exports, stars)
-
-
-def _summary(path: str, source: str, tree: ast.AST, settings: Settings) -> ModuleSummary:
     # What a summary can hold: dataset classes, loader factories, functions and classes iterating what they get.
     if not ("Dataset" in source or may_find(source, settings, tree) or uses_what_it_is_given(tree)):
-        return EMPTY_SUMMARY
+        return ModuleEntry(EMPTY_SUMMARY, *_import_table(tree))
+    return ModuleEntry(_summarised(path, source, tree, settings), *_import_table(tree))
+
+
+def _summarised(
+    path: str, source: str, tree: ast.AST, settings: Settings, analysed: Optional[Tuple[cst.Module, FileFacts]] = None
+) -> ModuleSummary:
+    """The summary of a module's text, from ``analysed`` (its tree and facts alone) or a parse of its own."""
     from ..engine import collect  # noqa: PLC0415 - the facts load only for a module that may hold something
     from .summarise import summarise
 
     try:
-        module, facts = collect(source, settings, tree)
-        _keep_parsed(path, source, module, facts)
+        if analysed is None:
+            analysed = collect(source, settings, tree)
+            _keep_parsed(path, source, *analysed)
+        module, facts = analysed
         return summarise(facts, module, source, tree, shown(path, project_root(os.path.dirname(path))), settings)
     except (ParseFailure, RecursionError) as exc:
         LOG.info("flake8-dataloader: not following %s: %s", path, exc)
-    except Exception as exc:
+    except Exception as exc:  # a summary must never cost a file its own findings
         if os.environ.get(STRICT_ENV):
             raise
         LOG.warning("flake8-dataloader: internal error summarising %s: %s: %s", path, type(exc).__name__, exc)
@@ -125,32 +139,22 @@ def take_parsed(path: str, source: str) -> Optional[Tuple[cst.Module, FileFacts]
     return kept[1], kept[2]
 
 
-def remember(path: str, source: str, tree: Optional[ast.AST], module, facts, settings: Settings) -> None:
+def remember(
+    path: str, source: str, tree: Optional[ast.AST], module: cst.Module, facts: FileFacts, settings: Settings
+) -> None:
     """Store the summary of a file just analysed alone, if ``source`` is what the file holds now."""
     try:
         stat = os.stat(path)
-        if stat.st_size > MAX_MODULE_BYTES:
-            return
-        with open(path, "rb") as handle:
-            on_disk = decode_source(handle.read())
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+    except OSError:
         return
-    if on_disk.startswith("\ufeff"):
-        on_disk = on_disk[1:]
     key = (path, stat.st_mtime_ns, stat.st_size, settings.loader_names)
-    if key in _CACHE or on_disk != source:
+    if key in _CACHE or stat.st_size > MAX_MODULE_BYTES or _text(path) != source:
         return
-    from .summarise import summarise
-
     try:
         tree = tree if tree is not None else ast.parse(source)
-        summary = summarise(facts, module, source, tree, shown(path, project_root(os.path.dirname(path))), settings)
-    except Exception as exc:  # the file's own findings must not depend on its summary
-        if os.environ.get(STRICT_ENV):
-            raise
-        LOG.warning("flake8-dataloader: internal error summarising %s: %s: %s", path, type(exc).__name__, exc)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
-    _CACHE[key] = ModuleEntry(summary, *_import_table(tree))
+    _CACHE[key] = ModuleEntry(_summarised(path, source, tree, settings, (module, facts)), *_import_table(tree))
 
 
 def _import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:

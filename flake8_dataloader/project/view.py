@@ -13,7 +13,7 @@ from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary
 from ..facts.resolve import join_dotted
 from ..settings import Settings
 from . import store
-from .locate import installed, locate
+from .locate import imports_own_project, installed, locate
 
 # `from .data import Stream` where data/__init__.py re-exports it from .stream, and so on.
 MAX_REEXPORTS = 4
@@ -62,25 +62,9 @@ class ImportView:
         return found
 
     def imports_own_modules(self, tree: Optional[ast.AST]) -> bool:
-        """Some import of the file (at any level) names another module of its project: only then can
-        its facts differ from the file's facts alone."""
-        if not self.enabled:
-            return False
-        if tree is None:
-            return True
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                module = "." * (node.level or 0) + (node.module or "")
-                names = [join_dotted(module, alias.name) for alias in node.names]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            else:
-                continue
-            for name in names:
-                found = locate(name, self.importer)
-                if found is not None and found.path != self.importer:
-                    return True
-        return False
+        """Some import of the file names another module of its project: only then can its facts
+        differ from the file's facts alone."""
+        return self.enabled and (tree is None or imports_own_project(tree, self.importer))
 
     def remember(self, source: str, tree: Optional[ast.AST], module: cst.Module, facts: FileFacts) -> None:
         """Keep the linted file's own summary for the files that import it, when its facts are those of
