@@ -48,7 +48,7 @@ class AttributeUse(NamedTuple):
 
 
 # What a parameter use is recorded for: a same-file function, or one of another module.
-Callable = Union[FunctionInfo, CallableSummary]
+ParamOwner = Union[FunctionInfo, CallableSummary]
 
 
 def foreign_arguments(call: cst.Call, callee: CallableSummary) -> List[Tuple[str, cst.BaseExpression]]:
@@ -80,7 +80,7 @@ class IterationFacts(LoaderFacts):
         self._by_site: Optional[Dict[LoaderSite, List[IterationSite]]] = None
         self._sites_by_call: Optional[Dict[LoaderCall, List[LoaderSite]]] = None
         # What each same-file function does with each parameter (module summaries read it).
-        self.param_uses: DefaultDict[Callable, Dict[str, Use]] = defaultdict(dict)
+        self.param_uses: DefaultDict[ParamOwner, Dict[str, Use]] = defaultdict(dict)
         self._foreign_callees: Dict[cst.Call, CallableSummary] = self._find_foreign_callees()
         self.attribute_uses: List[AttributeUse] = []  # `self.x` iterated or handed on in a method
         self._find_iterations(collector)
@@ -209,7 +209,7 @@ class IterationFacts(LoaderFacts):
                 if attr is not None:
                     self.attribute_uses.append(AttributeUse(method, attr, event_use))
 
-        edges: List[Tuple[CallRecord, Callable, str, cst.BaseExpression]] = []
+        edges: List[Tuple[CallRecord, ParamOwner, str, cst.BaseExpression]] = []
         for record in self.calls:
             callee = self.callees.get(record.node)
             if callee is not None:
