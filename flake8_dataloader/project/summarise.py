@@ -84,8 +84,9 @@ def summarise(
             single_use_reported=iter_method is not None and iter_method.node in reported,
         )
     factories: Dict[str, FactorySummary] = {}
+    module_level = set(top_functions)
     for func, made in facts.factories.items():
-        if func in top_functions:
+        if func in module_level:
             # Sorted: the flow's sets have no stable order, and summaries must not depend on it.
             loaders = tuple(
                 (path, tuple(sorted((_loader(facts, call, origin) for call in calls), key=lambda s: s.origin.line)))

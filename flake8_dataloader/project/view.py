@@ -53,9 +53,9 @@ class ImportView:
         return self._find(qualname).callable
 
     def _find(self, qualname: str) -> Defined:
-        found = self._memo.get(qualname)
-        if found is None and not self.enabled:
+        if not self.enabled:
             return NOTHING
+        found = self._memo.get(qualname)
         if found is None:
             found = self._memo[qualname] = self._lookup(qualname, self.importer, MAX_REEXPORTS, set())
             self.used = self.used or found != NOTHING
