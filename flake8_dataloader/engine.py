@@ -10,7 +10,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from .errors import STRICT_ENV, ParseFailure
+from .errors import STRICT_ENV, BudgetExceeded, ParseFailure
 from .facts.analysis import FileFacts
 from .facts.collector import Collector
 from .facts.foreign import Imports
@@ -123,9 +123,10 @@ def check_source(
 ) -> List[Result]:
     """Like ``analyse``, but never raises: a failure yields no findings and one log line.
 
-    Parse failures and inputs nested too deeply for Python's stack are the
-    input's limits, logged at info level. Anything else is our bug: logged as
-    a warning, and re-raised when FLAKE8_DATALOADER_STRICT is set (the tests set it).
+    Parse failures, inputs nested too deeply for Python's stack and inputs past the
+    work budget (facts/walk.py) are the input's limits: logged, never raised. Anything
+    else is our bug: logged as a warning, and re-raised when FLAKE8_DATALOADER_STRICT
+    is set (the tests set it).
     """
     try:
         return analyse(source, settings, use_prefilter, tree, filename)
@@ -133,6 +134,8 @@ def check_source(
         LOG.info("flake8-dataloader: skipped %s: LibCST cannot parse it (%s)", filename, exc)
     except RecursionError:
         LOG.warning("flake8-dataloader: skipped %s: nested too deeply to analyse", filename)
+    except BudgetExceeded as exc:
+        LOG.warning("flake8-dataloader: skipped %s: its analysis took %s (no DL findings)", filename, exc)
     except Exception as exc:
         if os.environ.get(STRICT_ENV):
             raise

@@ -2,16 +2,20 @@
 
 Work is counted, not timed: the number of Python function calls the analysis (or the fix
 command) makes, which does not depend on how busy the machine is. Doubling the input must
-not triple the work. Each shape once took minutes or hung (the sizes in the comments).
+not triple the work (the shapes of real model files: not go past 2.3 times). Each shape
+once took minutes or hung (the sizes in the comments); benchmarks/linear_shapes.py times them.
 """
 
+import logging
+import subprocess
 import sys
 from typing import Callable, Dict
 
 import pytest
 
 from flake8_dataloader.autofix import fix_source
-from flake8_dataloader.engine import analyse, check_source
+from flake8_dataloader.engine import analyse, check_source, inspect_source
+from flake8_dataloader.facts.walk import DEFAULT_BUDGET
 
 HEADER = "from torch.utils.data import DataLoader, Dataset\n\n"
 LOOP = "loader = {call}\nfor epoch in range(3):\n    for batch in loader:\n        pass\n"
@@ -65,6 +69,80 @@ def many_findings(n: int) -> str:  # fixing 200 findings: 15.8 s
     return HEADER + "".join(f"loader{i} = DataLoader(ds, persistent_workers=True)\n" for i in range(n))
 
 
+EPOCHS = "for epoch in range(3):\n"
+
+
+def resnet_forward(k: int) -> str:  # 10 blocks: 83 s (a cycle-safe memo that stored nothing inside a cycle)
+    """torchvision's ResNet shape: k `if self.c: x = self.f(x)` blocks, ten to a layer method, each
+    layer handing x to the next, and a loop-carried `output = self.cat(output, out)` in forward."""
+    layers = (k + 9) // 10
+    methods = ""
+    for j in range(layers):
+        block = "        if self.c{j}_{i}:\n            x = self.f{j}_{i}(x)\n"
+        blocks = "".join(block.format(j=j, i=i) for i in range(min(10, k - 10 * j)))
+        handed = f"self.layer{j + 1}(x)" if j + 1 < layers else "x"
+        methods += f"    def layer{j}(self, x):\n{blocks}        return {handed}\n\n"
+    forward = (
+        "    def forward(self, inputs):\n        output = None\n        for end in inputs:\n"
+        "            out = self.layer0(end)\n            if output is None:\n                output = out\n"
+        "            else:\n                output = self.cat(output, out)\n        return self.layer0(output)\n\n\n"
+    )
+    main = (
+        "def main(ds):\n    loader = DataLoader(ds, num_workers=2)\n    for e in range(3):\n        for b in loader:\n"
+        "            pass\n"
+    )
+    return HEADER + "\nclass Net:\n" + methods + forward + main
+
+
+def factory_chain(n: int) -> str:  # each factory returns a loader and the next factory's result
+    factories = "".join(
+        f"def make{i}(ds, n):\n    return DataLoader(ds, num_workers=n), make{i + 1}(ds, n)\n\n\n" for i in range(n)
+    )
+    factories += f"def make{n}(ds, n):\n    return DataLoader(ds, num_workers=n), None\n\n\n"
+    return HEADER + factories + "loaders = make0(ds, 2)\n" + EPOCHS + "    for batch in loaders[0]:\n        pass\n"
+
+
+def independent_factories(n: int) -> str:  # 2,000 factory + user pairs: 14.4 s through flake8
+    pair = (
+        "def make{i}(ds, workers):\n    loader = DataLoader(ds, num_workers=workers)\n    return loader\n\n\n"
+        "def train{i}(ds):\n    loader = make{i}(ds, 2)\n    for epoch in range(3):\n        for batch in loader:\n"
+        "            pass\n\n\n"
+    )
+    return HEADER + "".join(pair.format(i=i) for i in range(n))
+
+
+def parameter_chain(n: int) -> str:  # a round-robin fixpoint: 3.14x at 400 -> 800
+    """A loader handed down n functions, callers written before their callees, the last iterating it."""
+    steps = "".join(f"def step{i}(loader):\n    step{i + 1}(loader)\n\n\n" for i in range(n))
+    last = f"def step{n}(loader):\n    for batch in loader:\n        pass\n\n\n"
+    return HEADER + steps + last + "loader = DataLoader(ds, num_workers=2)\n" + EPOCHS + "    step0(loader)\n"
+
+
+def global_chain(n: int) -> str:
+    """A global loader iterated n calls below an unguarded module-level epoch loop."""
+    steps = "".join(f"def run{i}():\n    run{i + 1}()\n\n\n" for i in range(n))
+    last = f"def run{n}():\n    for batch in LOADER:\n        pass\n\n\n"
+    return HEADER + "LOADER = DataLoader(ds, num_workers=2)\n\n\n" + steps + last + EPOCHS + "    run0()\n"
+
+
+def builder_chain(n: int) -> str:
+    """An unguarded module-level call n calls above the function that builds and iterates a loader."""
+    steps = "".join(f"def run{i}():\n    run{i + 1}()\n\n\n" for i in range(n))
+    last = f"def run{n}():\n    loader = DataLoader(ds, num_workers=2)\n    for batch in loader:\n        pass\n\n\n"
+    return HEADER + steps + last + "run0()\n"
+
+
+def worker_init_chain(n: int, called_from_main: bool = False) -> str:
+    """Seeding n helpers below a worker_init_fn: worker code, not the run's seeding (DL202)."""
+    helpers = "".join(f"def helper{i}():\n    helper{i + 1}()\n\n\n" for i in range(n))
+    main = "    helper0()\n" if called_from_main else ""
+    return (
+        "import random\n\n" + HEADER + "def init(worker_id):\n    helper0()\n\n\n" + helpers
+        + f"def helper{n}():\n    random.seed(3)\n\n\nif __name__ == '__main__':\n" + main
+        + "    loader = DataLoader(ds, num_workers=2, worker_init_fn=init)\n    for batch in loader:\n        pass\n"
+    )
+
+
 SHAPES: Dict[str, Callable[[int], str]] = {
     "aliases": aliases,
     "conditional_rebinding": conditional_rebinding,
@@ -74,6 +152,12 @@ SHAPES: Dict[str, Callable[[int], str]] = {
     "self_attribute": self_attribute,
     "name_chain": name_chain,
     "container_chain": container_chain,
+    "factory_chain": factory_chain,
+    "independent_factories": independent_factories,
+    "parameter_chain": parameter_chain,
+    "global_chain": global_chain,
+    "builder_chain": builder_chain,
+    "worker_init_chain": worker_init_chain,
 }
 
 
@@ -95,12 +179,24 @@ def calls_made(work: Callable[[], object]) -> int:
 
 def ratio(shape: Callable[[int], str], analyse: Callable[[str], object], n: int) -> float:
     small, large = shape(n), shape(2 * n)
+    analyse(shape(2))  # the first file pays the lazy imports and caches: not part of either count
     return calls_made(lambda: analyse(large)) / calls_made(lambda: analyse(small))
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_analysis_work_grows_linearly(name):
     assert ratio(SHAPES[name], check_source, 150) < 3
+
+
+@pytest.mark.parametrize("k", [10, 20, 40])
+def test_a_resnet_forward_costs_linear_work_in_its_if_blocks(k):
+    # k -> 2k: 10 -> 20, 20 -> 40, 40 -> 80 conditional re-bindings (one was 83 s at k = 10).
+    assert ratio(resnet_forward, check_source, k) < 2.3
+
+
+@pytest.mark.parametrize("name", ["factory_chain", "independent_factories", "parameter_chain"])
+def test_factories_and_parameter_chains_cost_linear_work(name):
+    assert ratio(SHAPES[name], check_source, 250) < 2.3
 
 
 @pytest.mark.parametrize(
@@ -114,6 +210,12 @@ def test_analysis_work_grows_linearly(name):
         ("self_attribute", 4, ["DL402"]),  # once a RecursionError that dropped the file's findings
         ("name_chain", 4, ["DL402", "DL301"]),
         ("container_chain", 4, ["DL402", "DL301"]),
+        ("factory_chain", 4, ["DL402", "DL301"]),
+        ("independent_factories", 3, ["DL402"] * 3),
+        ("parameter_chain", 4, ["DL402", "DL301"]),
+        ("global_chain", 4, ["DL402", "DL301"]),
+        ("builder_chain", 4, ["DL301"]),
+        ("worker_init_chain", 4, []),  # seeded only in worker code: the run is not half-seeded
     ],
 )
 def test_the_shapes_still_give_their_findings(name, n, codes):
@@ -136,3 +238,48 @@ def test_a_value_carried_too_deep_for_the_stack_is_given_up_not_a_crash():
     assert [code for _, _, code, _ in analyse(reversed_chain(90))] == ["DL402", "DL301"]
     deep = reversed_chain(2000) + "DataLoader(ds, persistent_workers=True)\n"
     assert [code for _, _, code, _ in analyse(deep)] == ["DL101"]
+
+
+def test_seeding_reached_from_the_main_process_too_is_the_runs_seeding():
+    # The twin of worker_init_chain: helper0 also runs in the main process, so random is seeded
+    # for the run while torch is not (DL202); the worker-only walk must not take it in.
+    assert [code for _, _, code, _ in analyse(worker_init_chain(4, called_from_main=True))] == ["DL202"]
+
+
+@pytest.mark.parametrize("k", [10, 80])
+def test_the_resnet_shape_finds_the_loader_after_its_model(k):
+    source = resnet_forward(k)
+    assert [(line, code) for line, _, code, _ in analyse(source)] == [(source.count("\n") - 3, "DL402")]
+
+
+def many_container_reads(n: int) -> str:  # n loaders in a list, read n times by an unknown index: n * n steps
+    loaders = "loaders = [\n" + "    DataLoader(ds, num_workers=2),\n" * n + "]\n"
+    return HEADER + loaders + EPOCHS + "    for batch in loaders[epoch]:\n        pass\n" * n
+
+
+def test_past_the_work_budget_a_file_gives_up_with_one_log_line(caplog):
+    with caplog.at_level(logging.INFO, logger="flake8.dataloader"):
+        assert check_source(many_container_reads(600), "generated.py") == []
+    assert [r.getMessage() for r in caplog.records] == [
+        f"flake8-dataloader: skipped generated.py: its analysis took more than {DEFAULT_BUDGET:,} flow steps"
+        " (no DL findings)"
+    ]
+    # Below the budget the same shape is analysed in full: every loader is restarted every epoch.
+    analysis = inspect_source(many_container_reads(100))
+    assert analysis is not None and len(analysis.findings) == 101  # 100 DL402 and the DL301
+    assert analysis.facts.budget.spent < DEFAULT_BUDGET / 10
+
+
+def test_past_the_work_budget_flake8_runs_on_as_usual(tmp_path):
+    (tmp_path / "generated.py").write_text(many_container_reads(600))
+    (tmp_path / "train.py").write_text(HEADER + "loader = DataLoader(ds, persistent_workers=True)\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select=DL", "-v", "generated.py", "train.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 1  # train.py's finding, as without the generated file
+    assert result.stdout.splitlines() == [
+        "train.py:3:25: DL101 persistent_workers=True with num_workers omitted (defaults to 0) raises ValueError; "
+        "drop persistent_workers or set num_workers > 0"
+    ]
+    assert result.stderr.count("skipped generated.py: its analysis took more than") == 1

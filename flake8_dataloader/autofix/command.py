@@ -22,7 +22,7 @@ from flake8.discover_files import expand_paths
 from flake8.options.parse_args import parse_args
 from flake8.style_guide import Decision, StyleGuideManager
 
-from ..errors import STRICT_ENV, ParseFailure
+from ..errors import STRICT_ENV, BudgetExceeded, ParseFailure
 from ..manifest import FIXABLE
 from ..prefilter import may_find
 from ..settings import Settings, SettingsError
@@ -150,6 +150,8 @@ def _fix_one(path: str, root: str, view: Flake8View, diff: bool, out: BinaryIO, 
         status = EXIT_ERROR
     except (ParseFailure, RecursionError) as exc:
         print(f"{name}: skipped: LibCST cannot parse it ({exc})", file=err)
+    except BudgetExceeded as exc:
+        print(f"{name}: skipped: its analysis took {exc}", file=err)
     except Exception as exc:  # our bug: say so, keep going with the other files
         if os.environ.get(STRICT_ENV):
             raise

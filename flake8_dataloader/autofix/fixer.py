@@ -17,6 +17,7 @@ from flake8 import defaults
 from flake8.violation import Violation
 
 from ..engine import STRICT_ENV, Analysis, ParseFailure, inspect_source
+from ..errors import BudgetExceeded
 from ..positions import node_starts
 from ..rules.base import Finding
 from ..settings import DEFAULT_SETTINGS, Settings
@@ -120,6 +121,8 @@ class _Checker:
             after_analysis = inspect_source(text, self.settings, use_prefilter=False)
         except ParseFailure:
             return _Check("the fixed code would not parse", text)
+        except BudgetExceeded:
+            return _Check("the fixed code could not be analysed within the work budget", text)
         if self.compiles and not compiles(text):
             return _Check("the fixed code would not compile", text)
         after = Counter(f.code for f in after_analysis.findings) if after_analysis else Counter()

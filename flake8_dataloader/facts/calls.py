@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import DefaultDict, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Tuple
+from typing import DefaultDict, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -72,6 +72,41 @@ class CallGraph(ClassFacts):
                 if callee is not None:
                     todo.append(callee.function)
         return order
+
+    def calling(self, roots: Iterable[FunctionInfo]) -> Set[FunctionInfo]:
+        """The roots and every same-file function that calls one of them, transitively."""
+        found = set(roots)
+        todo = list(found)
+        while todo:
+            for caller in self.callers.get(todo.pop(), ()):
+                func = caller.record.ctx.function
+                if func is not None and func not in found:
+                    found.add(func)
+                    todo.append(func)
+        return found
+
+    def called_only_from(self, roots: Iterable[FunctionInfo]) -> Set[FunctionInfo]:
+        """The roots and every function called, and only called, from inside that set, transitively."""
+        found = set(roots)
+        outside: Dict[FunctionInfo, int] = {}  # calls of each candidate made outside the set so far
+        made_in: DefaultDict[Optional[FunctionInfo], List[FunctionInfo]] = defaultdict(list)
+        for func, callers in self.callers.items():
+            if func in found or not callers:
+                continue
+            outside[func] = 0
+            for caller in callers:
+                if caller.record.ctx.function not in found:
+                    outside[func] += 1
+                    made_in[caller.record.ctx.function].append(func)
+        todo = [func for func, count in outside.items() if count == 0]
+        while todo:  # each call is counted down once, when the function making it joins
+            joined = todo.pop()
+            found.add(joined)
+            for callee in made_in.get(joined, ()):
+                outside[callee] -= 1
+                if outside[callee] == 0:
+                    todo.append(callee)
+        return found
 
     def reachable(self, cls: ClassInfo, roots: Iterable[str]) -> List[FunctionInfo]:
         """Methods of ``cls`` run from the methods named ``roots``, following calls."""

@@ -22,7 +22,7 @@ from .collector import Collector
 from .foreign import Imports
 from .model import FunctionInfo, Known, LoaderCall, LoaderSite
 from .resolve import Binding, BindingKind, Scope, evaluate
-from .walk import UnionMemo
+from .walk import UnionMemo, WorkBudget
 
 
 class _Any:
@@ -77,7 +77,8 @@ class ValueFlow(CallGraph):
         # A factory call's loaders returned inside a tuple/list/dict, by element key.
         self.element_sites: Dict[cst.Call, Dict[Key, LoaderSite]] = {}
         self.factories: Dict[FunctionInfo, Dict[Path, List[LoaderCall]]] = {}
-        self._memo: UnionMemo[Tuple[cst.CSTNode, Path, Mode], Value] = UnionMemo()
+        self.budget = WorkBudget()  # every transitive walk of this file's facts spends from it
+        self._memo: UnionMemo[Tuple[cst.CSTNode, Path, Mode], Value] = UnionMemo(self.budget)
         self._names: Optional[Dict[Tuple[cst.CSTNode, Optional[int]], Set[str]]] = None
 
     # -- the query -----------------------------------------------------------

@@ -221,18 +221,23 @@ class IterationFacts(LoaderFacts):
                 for param, arg in foreign_arguments(record.node, foreign):
                     edges.append((record, foreign, param, arg))
 
-        def at_call(level: Use, record: CallRecord) -> Use:
-            return Use.REPEATED if record.ctx.loops else level
-
-        changed = True
-        while changed:
-            changed = False
-            for record, callee_fn, param, arg in edges:
-                level = uses.get(callee_fn, {}).get(param)
-                caller = record.ctx.function
-                caller_param = self.param_of(arg, caller)
-                if level is not None and caller is not None and caller_param is not None:
-                    changed |= note(caller, caller_param, at_call(level, record))
+        # A parameter's use carried to the callers' parameters passed for it: a worklist in which
+        # each (function, parameter) rises at most len(Use) times, so each edge is read as often.
+        passed_for: DefaultDict[Tuple[ParamOwner, str], List[Tuple[FunctionInfo, str, bool]]] = defaultdict(list)
+        for record, callee_fn, param, arg in edges:
+            caller = record.ctx.function
+            caller_param = self.param_of(arg, caller)
+            if caller is not None and caller_param is not None:
+                passed_for[(callee_fn, param)].append((caller, caller_param, bool(record.ctx.loops)))
+        todo = [(owner, param) for owner, params in uses.items() for param in params]
+        while todo:
+            owner, param = todo.pop()
+            raised = uses[owner][param]
+            callers = passed_for.get((owner, param), ())
+            self.budget.spend(1 + len(callers))
+            for caller, caller_param, in_loop in callers:
+                if note(caller, caller_param, Use.REPEATED if in_loop else raised):
+                    todo.append((caller, caller_param))
         for record, callee_fn, param, arg in edges:
             level = uses.get(callee_fn, {}).get(param)
             if level is None or (level == Use.PASSED_ON and not record.ctx.loops):
@@ -255,20 +260,26 @@ class IterationFacts(LoaderFacts):
                 repeated = bool(it.loops) or it.repeated_inside
                 inside[it.ctx.function][it.site] = inside[it.ctx.function].get(it.site, False) or repeated
         calls = [(r, self.callees[r.node].function) for r in self.calls if r.node in self.callees]
-        changed = True
-        while changed:
-            changed = False
-            for record, callee in calls:
+        calls_of: DefaultDict[FunctionInfo, List[CallRecord]] = defaultdict(list)
+        for record, callee in calls:
+            if record.ctx.function is not None:
+                calls_of[callee].append(record)
+        # A worklist: each (function, site) is set at most twice (iterated, then repeatedly).
+        todo = [(func, site) for func, sites in inside.items() for site in sites]
+        while todo:
+            callee, site = todo.pop()
+            records = calls_of.get(callee, ())
+            self.budget.spend(1 + len(records))
+            for record in records:
                 caller = record.ctx.function
-                if caller is None:
+                assert caller is not None
+                if site.ctx.function is caller:
                     continue
-                for site, repeated in list(inside.get(callee, {}).items()):
-                    if site.ctx.function is caller:
-                        continue
-                    repeated = repeated or bool(record.ctx.loops)
-                    if inside[caller].get(site) is None or (repeated and not inside[caller][site]):
-                        inside[caller][site] = repeated
-                        changed = True
+                repeated = inside[callee][site] or bool(record.ctx.loops)
+                before = inside[caller].get(site)
+                if before is None or (repeated and not before):
+                    inside[caller][site] = repeated
+                    todo.append((caller, site))
         for record, callee in calls:
             for site, repeated in inside.get(callee, {}).items():
                 self.iterations.append(IterationSite(site, record.node, record.ctx, record.ctx.loops, None, repeated))

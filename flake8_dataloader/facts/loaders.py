@@ -78,7 +78,7 @@ class LoaderFacts(ValueFlow):
 
     def _find_factories(self) -> None:
         for _ in range(FACTORY_ROUNDS):
-            self._memo = UnionMemo()  # values depend on the sites known so far
+            self._memo = UnionMemo(self.budget)  # values depend on the sites known so far
             for func in self.functions.values():
                 if func not in self.factories and not func.is_generator and func.returns:
                     made = self._made_loaders(func)
@@ -94,7 +94,7 @@ class LoaderFacts(ValueFlow):
                         self.sites[record.node] = site
                     else:
                         self.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
-        self._memo = UnionMemo()
+        self._memo = UnionMemo(self.budget)
 
     def _made_loaders(self, func: FunctionInfo) -> Dict[Path, List[LoaderCall]]:
         """The loaders ``func`` builds and returns: alone (path ``()``) or as element ``(key,)``."""

@@ -9,11 +9,11 @@ other than a few builtins that only read.
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Set
+from typing import FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from .model import IterationSite, LoaderSite, LoopInfo
+from .model import FunctionInfo, IterationSite, LoaderSite, LoopInfo
 from .resolve import Scope, resolve, source_of
 
 # Calls that only read what they are given.
@@ -80,13 +80,17 @@ def assignments_into(
 def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
     """A statement or call, inside a loop that repeats the site's iteration, that may change its dataset."""
     references = DatasetReferences(facts, site)
+    checked: Set[Tuple[Optional[FunctionInfo], FrozenSet[LoopInfo]]] = set()
     for it in facts.iterations_of(site):
         loops = repeating_loops(site, it)
-        if not loops:
-            continue
+        if not loops or (it.ctx.function, frozenset(loops)) in checked:
+            continue  # iterations in the same function under the same loops see the same statements
+        checked.add((it.ctx.function, frozenset(loops)))
         for node in assignments_into(facts, references, it, loops):
             return node
-        for record in facts.calls_in(it.ctx.function):
+        records = facts.calls_in(it.ctx.function)
+        facts.budget.spend(len(records))
+        for record in records:
             if not loops & set(record.ctx.loops):
                 continue
             call, scope = record.node, record.ctx.scope

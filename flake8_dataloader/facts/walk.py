@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, FrozenSet, Generic, Hashable, List, Optional, Set, TypeVar
 
+from ..errors import BudgetExceeded
+
 K = TypeVar("K", bound=Hashable)
 # Nested walk frames at most (each costs a few Python frames; Python allows 1,000 by default).
 MAX_DEPTH = 100
 # Flow steps one file may take (a step: one key computed, or one value carried into a union).
 # The slowest file of the real-tree corpus takes about 1 % of it (README, "Cost").
-DEFAULT_BUDGET = 2_000_000
+DEFAULT_BUDGET = 1_000_000
 V = TypeVar("V")
-
-
-class BudgetExceeded(Exception):
-    """A file's analysis took more flow steps than its budget: it yields no findings."""
 
 
 class WorkBudget:

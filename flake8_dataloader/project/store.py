@@ -14,7 +14,7 @@ from collections import OrderedDict
 from importlib.util import decode_source
 from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional, Tuple
 
-from ..errors import STRICT_ENV, ParseFailure
+from ..errors import STRICT_ENV, BudgetExceeded, ParseFailure
 from ..facts.foreign import EMPTY_SUMMARY, ModuleSummary
 from ..facts.resolve import join_dotted
 from ..prefilter import may_find
@@ -92,13 +92,16 @@ def _summarised(
     from .summarise import summarise
 
     try:
-        if analysed is None:
-            analysed = collect(source, settings, tree)
-            _keep_parsed(path, source, *analysed)
-        module, facts = analysed
-        return summarise(facts, module, source, tree, shown(path, project_root(os.path.dirname(path))), settings)
+        parsed_here = analysed is None
+        module, facts = collect(source, settings, tree) if analysed is None else analysed
+        summary = summarise(facts, module, source, tree, shown(path, project_root(os.path.dirname(path))), settings)
+        if parsed_here:
+            _keep_parsed(path, source, module, facts)
+        return summary
     except (ParseFailure, RecursionError) as exc:
         LOG.info("flake8-dataloader: not following %s: %s", path, exc)
+    except BudgetExceeded as exc:  # remembered as no summary: never recomputed for another importer
+        LOG.warning("flake8-dataloader: not following %s: its summary took %s", path, exc)
     except Exception as exc:  # a summary must never cost a file its own findings
         if os.environ.get(STRICT_ENV):
             raise

@@ -243,17 +243,7 @@ class UnseededDatasetRng(Rule):
 
 def _worker_only(facts) -> Set[FunctionInfo]:
     """worker_init_fns (as DL203 finds them) and the functions reached only from them."""
-    only = set(worker_init_functions(facts))
-    changed = True
-    while changed:
-        changed = False
-        for func, callers in facts.callers.items():
-            if func in only or not callers:
-                continue
-            if all(caller.record.ctx.function in only for caller in callers):
-                only.add(func)
-                changed = True
-    return only
+    return facts.called_only_from(worker_init_functions(facts))
 
 
 def _names_a_torch_seeder(name: str) -> bool:

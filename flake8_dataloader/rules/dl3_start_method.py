@@ -165,8 +165,11 @@ class UnguardedEntryPoint(Rule):
             return
         iterating = cls._functions_iterating(facts)
         reported: Set[cst.CSTNode] = set()
+        iterating_calls: Set[cst.CSTNode] = set()  # module-level calls that iterate the loader they pass
         for it in facts.iterations:
             if it.node in facts.callees:
+                if spawn_exposed(it.site):
+                    iterating_calls.add(it.node)
                 continue  # a call of a same-file function: reported below, naming the function
             if it.ctx.function is None and not it.ctx.guarded and spawn_exposed(it.site):
                 statement = it.ctx.top_statement
@@ -175,7 +178,9 @@ class UnguardedEntryPoint(Rule):
                     yield cls.finding(statement, what="a loader with workers is iterated")
         for record in facts.calls_in(None):
             found = facts.callees.get(record.node)
-            if record.ctx.guarded or found is None or found.function not in iterating:
+            if record.ctx.guarded or found is None:
+                continue
+            if found.function not in iterating and record.node not in iterating_calls:
                 continue
             statement = record.ctx.top_statement
             if statement is not None and statement not in reported:
@@ -184,17 +189,9 @@ class UnguardedEntryPoint(Rule):
 
     @staticmethod
     def _functions_iterating(facts) -> Set[FunctionInfo]:
-        out = {it.ctx.function for it in facts.iterations if it.ctx.function is not None and spawn_exposed(it.site)}
-        changed = True
-        while changed:
-            changed = False
-            for record in facts.calls:
-                found = facts.callees.get(record.node)
-                caller = record.ctx.function
-                if found is not None and found.function in out and caller is not None and caller not in out:
-                    out.add(caller)
-                    changed = True
-        return out
+        return facts.calling(
+            it.ctx.function for it in facts.iterations if it.ctx.function is not None and spawn_exposed(it.site)
+        )
 
 
 PICKLED_PARAMETERS = ("dataset", "collate_fn", "worker_init_fn")
