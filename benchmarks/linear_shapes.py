@@ -2,6 +2,9 @@
 
     python benchmarks/linear_shapes.py            # n = 150 (the fix command: 100), best of 3
     python benchmarks/linear_shapes.py --n 300
+
+Also the ResNet-style forward at 10 -> 20 -> 40 -> 80 conditional re-bindings, and the model zoo
+fixture (residual, plain and dense networks in one 290-line file), each linted alone.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from flake8_dataloader.autofix import fix_source  # noqa: E402
 from flake8_dataloader.engine import check_source  # noqa: E402
-from tests.test_linear import SHAPES, many_findings  # noqa: E402
+from tests.test_linear import SHAPES, many_findings, resnet_forward  # noqa: E402
+
+ZOO = Path(__file__).resolve().parent.parent / "fixtures" / "flow_model_zoo.py"
 
 
 def best_of(repeats: int, work) -> float:
@@ -40,6 +45,15 @@ def main() -> None:
         at_n = best_of(args.repeats, lambda: work(small))
         at_2n = best_of(args.repeats, lambda: work(large))
         print(f"| {name} | {n} | {at_n * 1000:.1f} ms | {at_2n * 1000:.1f} ms | {at_2n / at_n:.2f} |")
+    for k in (10, 20, 40):
+        small, large = resnet_forward(k), resnet_forward(2 * k)
+        at_n = best_of(args.repeats, lambda: check_source(small))
+        at_2n = best_of(args.repeats, lambda: check_source(large))
+        print(f"| resnet_forward (if blocks) | {k} | {at_n * 1000:.1f} ms | {at_2n * 1000:.1f} ms"
+              f" | {at_2n / at_n:.2f} |")
+    zoo = ZOO.read_text(encoding="utf-8")
+    zoo_time = best_of(args.repeats, lambda: check_source(zoo))
+    print(f"\nmodel zoo fixture ({zoo.count(chr(10))} lines): {zoo_time * 1000:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,196 @@
+"""Whole repository trees: flake8 with and without this plugin, from each tree's root, and the slowest files.
+
+    python benchmarks/real_trees.py TREE [TREE ...]            # each TREE a checkout's root, kept outside this repo
+    python benchmarks/real_trees.py --repeats 3 --slowest 10 TREES...
+    python benchmarks/real_trees.py --files-only TREES...       # only the per-file pass (no whole flake8 runs)
+
+Whole trees: `flake8 -j1 --isolated` from the tree's root without the plugin (benchmarks/run_flake8.py
+leaves it out) and with it (`--select=DL` is not used: the plugin runs beside pyflakes and pycodestyle,
+as in a user's lint stage), alternated, best of --repeats; their ratio. Per file: the plugin alone,
+in one process per tree with the tree's root as working directory and files in flake8's order (a
+folder's files before its sub-folders), so imports are followed and module summaries are shared as in
+one flake8 process; a file still running after --timeout seconds is stopped and reported as a hang.
+Prints per tree: ratio, files, files analysed, files whose imports were followed, findings, slowest file;
+then the slowest files of all trees. Not run in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, NamedTuple, Optional, Tuple
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from flake8_dataloader.errors import STRICT_ENV  # noqa: E402
+
+os.environ.pop(STRICT_ENV, None)  # an internal error is counted and logged as users would see it, not raised
+
+
+class Hang(BaseException):
+    """Raised by the alarm: a BaseException, so the plugin's own containment does not swallow it."""
+
+
+class FileTime(NamedTuple):
+    seconds: float
+    path: str
+    outcome: str  # "" (linted), "hang", or an exception's name
+
+
+class TreeRun(NamedTuple):
+    tree: Path
+    files: int
+    analysed: int
+    followed: int
+    findings: int
+    times: List[FileTime]
+    logged: List[str]  # the plugin's warnings (a file skipped, past its budget, an internal error)
+
+
+class Collected(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: List[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def flake8_order(root: Path) -> List[str]:
+    """The .py files below ``root`` as flake8 walks them (os.walk, files before sub-folders, sorted)."""
+    out: List[str] = []
+    for directory, folders, files in os.walk(root):
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        out.extend(os.path.relpath(os.path.join(directory, f), root) for f in sorted(files) if f.endswith(".py"))
+    return ["./" + path for path in out]
+
+
+def lint_files(root: Path, timeout: float) -> TreeRun:
+    """The plugin on every file of one tree, as one flake8 process runs it, timing each file."""
+    from flake8_dataloader.plugin import DataLoaderChecker
+    from flake8_dataloader.project import store, view
+
+    store.clear()
+    views: List[view.ImportView] = []
+    original_init = view.ImportView.__init__
+
+    def recording_init(self, filename, settings):
+        original_init(self, filename, settings)
+        views.append(self)
+
+    view.ImportView.__init__ = recording_init  # type: ignore[method-assign]
+    logged = Collected()
+    logger = logging.getLogger("flake8.dataloader")
+    logger.addHandler(logged)
+    analysed = findings = 0
+    times: List[FileTime] = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Hang()))
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        for path in flake8_order(Path(".")):
+            try:
+                with open(path, "rb") as handle:
+                    lines = handle.read().decode("utf-8").splitlines(keepends=True)
+                tree = ast.parse("".join(lines))
+            except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+                continue  # flake8 reports E999 and runs no plugin on it
+            outcome = ""
+            started = time.perf_counter()
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                found = list(DataLoaderChecker(tree, lines, path).run())
+                findings += len(found)
+            except Hang:
+                outcome = "hang"
+            except Exception as exc:  # reported, never hidden
+                outcome = type(exc).__name__
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            times.append(FileTime(time.perf_counter() - started, path, outcome))
+        analysed = len(views)
+        followed = sum(1 for v in views if v._consulted)
+    finally:
+        os.chdir(cwd)
+        signal.signal(signal.SIGALRM, previous)
+        view.ImportView.__init__ = original_init  # type: ignore[method-assign]
+        logger.removeHandler(logged)
+    return TreeRun(root, len(times), analysed, followed, findings, times, logged.messages)
+
+
+def flake8_wall(root: Path, with_plugin: bool) -> float:
+    command = [sys.executable, str(HERE / "run_flake8.py")]
+    if not with_plugin:
+        command += ["--without", "flake8-dataloader"]
+    command += ["--", "-j1", "--isolated", "--exit-zero", "-q", "."]
+    started = time.perf_counter()
+    subprocess.run(command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - started
+
+
+def whole_tree_ratio(root: Path, repeats: int) -> Tuple[float, float]:
+    """(flake8 alone, flake8 with the plugin): best of ``repeats``, alternated."""
+    alone: List[float] = []
+    joined: List[float] = []
+    for _ in range(repeats):
+        alone.append(flake8_wall(root, with_plugin=False))
+        joined.append(flake8_wall(root, with_plugin=True))
+    return min(alone), min(joined)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trees", nargs="+", type=Path)
+    parser.add_argument("--repeats", type=int, default=1, help="rounds of the whole-tree flake8 comparison")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds before a file counts as a hang")
+    parser.add_argument("--limit", type=float, default=2.0, help="a file over this many seconds is listed")
+    parser.add_argument("--slowest", type=int, default=10)
+    parser.add_argument("--files-only", action="store_true", help="skip the whole-tree flake8 runs")
+    args = parser.parse_args()
+
+    runs: List[TreeRun] = []
+    ratios: Dict[Path, Optional[Tuple[float, float]]] = {}
+    print("| tree | files | analysed | imports followed | findings | plugin s | slowest file s | flake8 alone s"
+          " | with plugin s | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for tree in args.trees:
+        run = lint_files(tree.resolve(), args.timeout)
+        runs.append(run)
+        ratios[tree] = None if args.files_only else whole_tree_ratio(tree.resolve(), args.repeats)
+        total = sum(t.seconds for t in run.times)
+        slowest = max((t.seconds for t in run.times), default=0.0)
+        walls = ratios[tree]
+        wall_cells = (f"{walls[0]:.1f} | {walls[1]:.1f} | {walls[1] / walls[0]:.2f}x" if walls else "- | - | -")
+        print(f"| {tree.name} | {run.files} | {run.analysed} | {run.followed} | {run.findings} | {total:.2f}"
+              f" | {slowest:.2f} | {wall_cells} |", flush=True)
+
+    every = sorted((t for run in runs for t in run.times), reverse=True)
+    names = {id(t): run.tree.name for run in runs for t in run.times}
+    print(f"\nSlowest {args.slowest} files (plugin time, one process per tree):")
+    print("| file | seconds | outcome |\n|---|---|---|")
+    for t in every[: args.slowest]:
+        print(f"| {names[id(t)]}/{t.path[2:]} | {t.seconds:.2f} | {t.outcome or 'linted'} |")
+    over = [t for t in every if t.seconds > args.limit or t.outcome]
+    files = sum(run.files for run in runs)
+    print(f"\n{files} files in {len(runs)} trees; {len(over)} over {args.limit:g} s or not linted to the end")
+    for t in over:
+        print(f"  {names[id(t)]}/{t.path[2:]}: {t.seconds:.2f} s {t.outcome}")
+    for run in runs:
+        for message in run.logged:
+            print(f"  logged in {run.tree.name}: {message}")
+    if ratios and all(ratios.values()):
+        values = sorted(w[1] / w[0] for w in ratios.values() if w)
+        print(f"whole-tree ratio: median {values[len(values) // 2]:.2f}x, worst {values[-1]:.2f}x")
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
