@@ -52,6 +52,7 @@ class TreeRun(NamedTuple):
     followed: int
     findings: int
     times: List[FileTime]
+    found: List[str]  # "path:line:col: message", for comparing two versions of the plugin
     logged: List[str]  # the plugin's warnings (a file skipped, past its budget, an internal error)
 
 
@@ -92,6 +93,7 @@ def lint_files(root: Path, timeout: float) -> TreeRun:
     logger.addHandler(logged)
     analysed = findings = 0
     times: List[FileTime] = []
+    found_lines: List[str] = []
     previous = signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Hang()))
     cwd = os.getcwd()
     os.chdir(root)
@@ -109,6 +111,7 @@ def lint_files(root: Path, timeout: float) -> TreeRun:
             try:
                 found = list(DataLoaderChecker(tree, lines, path).run())
                 findings += len(found)
+                found_lines.extend(f"{root.name}/{path[2:]}:{line}:{col + 1}: {text}" for line, col, text, _ in found)
             except Hang:
                 outcome = "hang"
             except Exception as exc:  # reported, never hidden
@@ -123,7 +126,7 @@ def lint_files(root: Path, timeout: float) -> TreeRun:
         signal.signal(signal.SIGALRM, previous)
         view.ImportView.__init__ = original_init  # type: ignore[method-assign]
         logger.removeHandler(logged)
-    return TreeRun(root, len(times), analysed, followed, findings, times, logged.messages)
+    return TreeRun(root, len(times), analysed, followed, findings, times, found_lines, logged.messages)
 
 
 def flake8_wall(root: Path, with_plugin: bool) -> float:
@@ -154,6 +157,7 @@ def main() -> int:
     parser.add_argument("--limit", type=float, default=2.0, help="a file over this many seconds is listed")
     parser.add_argument("--slowest", type=int, default=10)
     parser.add_argument("--files-only", action="store_true", help="skip the whole-tree flake8 runs")
+    parser.add_argument("--findings", type=Path, help="write every finding to this file (sorted), to diff versions")
     args = parser.parse_args()
 
     runs: List[TreeRun] = []
@@ -172,6 +176,8 @@ def main() -> int:
         print(f"| {tree.name} | {run.files} | {run.analysed} | {run.followed} | {run.findings} | {total:.2f}"
               f" | {slowest:.2f} | {wall_cells} |", flush=True)
 
+    if args.findings:
+        args.findings.write_text("".join(f"{line}\n" for line in sorted(f for run in runs for f in run.found)))
     every = sorted((t for run in runs for t in run.times), reverse=True)
     names = {id(t): run.tree.name for run in runs for t in run.times}
     print(f"\nSlowest {args.slowest} files (plugin time, one process per tree):")
