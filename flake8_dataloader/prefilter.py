@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from functools import lru_cache
-from typing import Iterable, Optional, Set, Tuple
+from typing import FrozenSet, Iterable, Optional, Set, Tuple
 
 from . import manifest
 from .settings import Settings
@@ -89,20 +89,28 @@ def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None, fi
         return True
     if filename is None or not settings.follow_imports:
         return False
-    return may_use_imported_loader(source, tree, filename)
+    return may_use_imported_loader(source, tree, filename, settings)
 
 
 # `loader = build_loader(cfg)` then an epoch loop: a training script need not name DataLoader at all.
 IMPORTED_LOADER_TOKEN = "loader"
 
 
-def may_use_imported_loader(source: str, tree: Optional[ast.AST], filename: str) -> bool:
-    """An identifier containing `loader`, and an import of the file's own project (a few `os.stat`
-    calls; nothing is read). Installed packages and the standard library never pass."""
+def may_use_imported_loader(source: str, tree: Optional[ast.AST], filename: str, settings: Settings) -> bool:
+    """An identifier containing `loader`, and an import that may name a loader factory of the file's
+    own project (its module's ast, read once per process: project/index.py). Installed packages and
+    the standard library never pass."""
     if IMPORTED_LOADER_TOKEN not in source or tree is None:
         return False
     if not any(IMPORTED_LOADER_TOKEN in name.lower() for name in identifiers(tree)):
         return False
-    from .project.locate import imports_own_project, installed  # plain os.path work, no LibCST
+    from .project.index import names_a_builder  # the ast and os.path work, no LibCST
+    from .project.locate import installed
 
-    return not installed(filename) and imports_own_project(tree, filename)
+    return not installed(filename) and names_a_builder(tree, filename, loader_tails(settings))
+
+
+@lru_cache(maxsize=16)
+def loader_tails(settings: Settings) -> FrozenSet[str]:
+    """The last names of the loader classes (`DataLoader`, `StatefulDataLoader`, configured ones)."""
+    return frozenset(name.rsplit(".", 1)[-1] for name in settings.loader_names)

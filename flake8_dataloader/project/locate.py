@@ -27,6 +27,12 @@ def _is_file(path: str) -> bool:
     return os.path.isfile(path)
 
 
+def dotted_join(module: str, name: str) -> str:
+    """resolve.join_dotted's spelling, for the prefilter, which must not import LibCST: `module.name`;
+    after a bare relative module (`.`, `..`) the dots alone (`from . import x` is `.x`)."""
+    return module + name if module.endswith(".") else f"{module}.{name}"
+
+
 def project_root(directory: str) -> str:
     """The first directory, from ``directory`` upwards, that is not a package."""
     while _is_file(os.path.join(directory, "__init__.py")):
@@ -135,8 +141,7 @@ def imports_own_project(tree: ast.AST, filename: str) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             module = "." * (node.level or 0) + (node.module or "")
-            # resolve.join_dotted's spelling, written here: the prefilter must not import LibCST
-            names = [module + alias.name if module.endswith(".") else f"{module}.{alias.name}" for alias in node.names]
+            names = [dotted_join(module, alias.name) for alias in node.names]
         elif isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         else:

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional, Tuple
 
 from ..errors import STRICT_ENV, BudgetExceeded, ParseFailure
 from ..facts.foreign import EMPTY_SUMMARY, ModuleSummary
-from ..facts.resolve import join_dotted
 from ..prefilter import may_find
 from ..settings import Settings
 from .given import uses_what_it_is_given
+from . import index
+from .index import import_table
 from .locate import forget, project_root, shown
 
 if TYPE_CHECKING:
@@ -80,8 +81,8 @@ def _read(path: str, size: int, settings: Settings) -> ModuleEntry:
         return EMPTY_ENTRY
     # What a summary can hold: dataset classes, loader factories, functions and classes iterating what they get.
     if not ("Dataset" in source or may_find(source, settings, tree) or uses_what_it_is_given(tree)):
-        return ModuleEntry(EMPTY_SUMMARY, *_import_table(tree))
-    return ModuleEntry(_summarised(path, source, tree, settings), *_import_table(tree))
+        return ModuleEntry(EMPTY_SUMMARY, *import_table(tree))
+    return ModuleEntry(_summarised(path, source, tree, settings), *import_table(tree))
 
 
 def _summarised(
@@ -157,37 +158,13 @@ def remember(
         tree = tree if tree is not None else ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
-    _CACHE[key] = ModuleEntry(_summarised(path, source, tree, settings, (module, facts)), *_import_table(tree))
-
-
-def _import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:
-    """Names bound by module-level imports (also inside a top-level `if`/`try`), as the resolver spells them."""
-    exports: Dict[str, str] = {}
-    stars = []
-    todo = list(getattr(tree, "body", ()))
-    while todo:
-        node = todo.pop(0)
-        if isinstance(node, ast.ImportFrom):
-            module = "." * (node.level or 0) + (node.module or "")
-            for alias in node.names:
-                if alias.name == "*":
-                    stars.append(module)
-                else:
-                    joined = join_dotted(module, alias.name)
-                    exports.setdefault(alias.asname or alias.name, joined)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    exports.setdefault(alias.asname, alias.name)
-        elif isinstance(node, (ast.If, ast.Try)):
-            todo.extend(node.body)
-            todo.extend(getattr(node, "orelse", ()))
-    return exports, tuple(stars)
+    _CACHE[key] = ModuleEntry(_summarised(path, source, tree, settings, (module, facts)), *import_table(tree))
 
 
 def clear() -> None:
     """Forget every module read and every import located (a long-lived process; tests)."""
     _CACHE.clear()
+    index.clear()
     _PARSED.clear()
     _kept_chars[0] = 0
     forget()

@@ -1,0 +1,154 @@
+"""The cheap index of a project module, from its ast alone: which of its names may build a loader.
+
+The prefilter's cross-module stage reads it. A file without a trigger token of its own holds a
+finding only through a loader that another module builds: every rule needs a loader, and one
+built elsewhere reaches the file only through a call of an imported factory. So such a file is
+analysed only when one of its imports may name a factory: a module-level function or class of
+that module whose body names a loader class (or an alias or subclass of one, or another such
+function or class), followed through re-exports. A superset of the factories the module's summary
+will hold; no LibCST. Read once per process per (path, mtime, size, loader names).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections import defaultdict
+from importlib.util import decode_source
+from typing import DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
+
+from ..prefilter import identifiers
+from .locate import dotted_join, locate
+
+# The same bound as the summaries' re-export lookups (project/view.py).
+MAX_REEXPORTS = 4
+# Generated modules are not read past this (as store.MAX_MODULE_BYTES).
+MAX_INDEXED_BYTES = 256_000
+
+
+class ModuleIndex(NamedTuple):
+    builders: FrozenSet[str]  # module-level functions and classes that may build a loader
+    exports: Dict[str, str]  # name bound by a module-level import -> its dotted name (`.stream.Stream`)
+    stars: Tuple[str, ...]  # modules of `from ... import *`
+
+
+EMPTY_INDEX = ModuleIndex(frozenset(), {}, ())
+_CACHE: Dict[Tuple[str, int, int, FrozenSet[str]], ModuleIndex] = {}
+
+
+def import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:
+    """Names bound by module-level imports (also inside a top-level `if`/`try`), as the resolver spells them."""
+    exports: Dict[str, str] = {}
+    stars = []
+    todo = list(getattr(tree, "body", ()))
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, ast.ImportFrom):
+            module = "." * (node.level or 0) + (node.module or "")
+            for alias in node.names:
+                if alias.name == "*":
+                    stars.append(module)
+                else:
+                    exports.setdefault(alias.asname or alias.name, dotted_join(module, alias.name))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    exports.setdefault(alias.asname, alias.name)
+        elif isinstance(node, (ast.If, ast.Try)):
+            todo.extend(node.body)
+            todo.extend(getattr(node, "orelse", ()))
+    return exports, tuple(stars)
+
+
+def builders(tree: ast.AST, loader_tails: FrozenSet[str]) -> FrozenSet[str]:
+    """Module-level functions and classes naming a loader class or, transitively, another of them."""
+    exports, _ = import_table(tree)
+    marked = set(loader_tails) | {name for name, dotted in exports.items() if dotted.rsplit(".", 1)[-1] in loader_tails}
+    mentioned_in: DefaultDict[str, List[str]] = defaultdict(list)  # identifier -> top-level defs naming it
+    found: Set[str] = set()
+    todo: List[str] = []
+    for node in getattr(tree, "body", ()):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = identifiers(node) - {node.name}
+            if names & marked:
+                found.add(node.name)
+                todo.append(node.name)
+            else:
+                for name in names:
+                    mentioned_in[name].append(node.name)
+    while todo:  # each def is marked once; each mention is read once
+        for definition in mentioned_in.pop(todo.pop(), ()):
+            if definition not in found:
+                found.add(definition)
+                todo.append(definition)
+    return frozenset(found)
+
+
+def module_index(path: str, loader_tails: FrozenSet[str]) -> ModuleIndex:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return EMPTY_INDEX
+    key = (path, stat.st_mtime_ns, stat.st_size, loader_tails)
+    cached = _CACHE.get(key)
+    if cached is None:
+        cached = _CACHE[key] = _read(path, stat.st_size, loader_tails)
+    return cached
+
+
+def _read(path: str, size: int, loader_tails: FrozenSet[str]) -> ModuleIndex:
+    if size > MAX_INDEXED_BYTES:
+        return EMPTY_INDEX
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(decode_source(handle.read()))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+        return EMPTY_INDEX  # the summary of such a module is empty too
+    return ModuleIndex(builders(tree, loader_tails), *import_table(tree))
+
+
+def names_a_builder(tree: ast.AST, filename: str, loader_tails: FrozenSet[str]) -> bool:
+    """Some import of the file (at any level) may name a loader-building function or class of its project."""
+    importer = os.path.abspath(filename)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = "." * (node.level or 0) + (node.module or "")
+            names = [dotted_join(module, alias.name) for alias in node.names if alias.name != "*"]
+            names += [module] if any(alias.name == "*" for alias in node.names) else []
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        if any(_offers(name, importer, loader_tails, MAX_REEXPORTS, set()) for name in names):
+            return True
+    return False
+
+
+def _offers(dotted: str, importer: str, loader_tails: FrozenSet[str], depth: int, seen: Set[Tuple[str, str]]) -> bool:
+    location = locate(dotted, importer)
+    if location is None or location.path == importer:
+        return False
+    index = module_index(location.path, loader_tails)
+    if not location.rest:  # a module imported whole: any builder it holds or re-exports
+        if index.builders:
+            return True
+        if depth <= 0 or (location.path, "") in seen:
+            return False
+        seen.add((location.path, ""))
+        return any(
+            _offers(target, location.path, loader_tails, depth - 1, seen)
+            for target in [*index.exports.values(), *index.stars]
+        )
+    name = location.rest[0]
+    if name in index.builders:
+        return True
+    if depth <= 0 or (location.path, name) in seen:
+        return False
+    seen.add((location.path, name))
+    if name in index.exports:
+        return _offers(index.exports[name], location.path, loader_tails, depth - 1, seen)
+    return any(_offers(dotted_join(star, name), location.path, loader_tails, depth - 1, seen) for star in index.stars)
+
+
+def clear() -> None:
+    _CACHE.clear()

@@ -1,0 +1,146 @@
+"""The prefilter's cross-module stage: a file without trigger tokens is analysed only when one of
+its imports may name a loader factory of its project (project/index.py), never from a bare
+`loader` identifier and any project import."""
+
+import ast
+import sys
+
+import pytest
+
+from flake8_dataloader.engine import check_source
+from flake8_dataloader.prefilter import loader_tails, may_find
+from flake8_dataloader.project import index, store
+from flake8_dataloader.settings import DEFAULT_SETTINGS
+
+from .test_linear import calls_made
+
+FACTORY = (
+    "from torch.utils.data import DataLoader\n\n\n"
+    "def build_loader(ds, workers):\n    return DataLoader(ds, num_workers=workers)\n"
+)
+# A training script with no trigger token of its own: its loader comes from a factory.
+SCRIPT = (
+    "from {module} import {name}\n\n\n"
+    "def main(ds):\n    loader = {call}(ds, 4)\n    for epoch in range(10):\n        for batch in loader:\n"
+    "            pass\n\n\nif __name__ == '__main__':\n    main(None)\n"
+)
+DL402 = "DL402"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_store():
+    store.clear()
+    yield
+    store.clear()
+
+
+def tree(tmp_path, files):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def codes(path):
+    text = path.read_text()  # with flake8's ast, as the plugin runs: the stage reads the file's imports
+    return [code for _, _, code, _ in check_source(text, str(path), tree=ast.parse(text))]
+
+
+def admitted(path):
+    text = path.read_text()
+    return may_find(text, DEFAULT_SETTINGS, ast.parse(text), str(path))
+
+
+@pytest.mark.parametrize(
+    ("files", "script"),
+    [
+        ({"data.py": FACTORY}, SCRIPT.format(module="data", name="build_loader", call="build_loader")),
+        # A package re-exporting the factory from a sub-module.
+        (
+            {"data/__init__.py": "from .build import build_loader\n", "data/build.py": FACTORY},
+            SCRIPT.format(module="data", name="build_loader", call="build_loader"),
+        ),
+        # The module imported whole, the factory one re-export down.
+        (
+            {"data/__init__.py": "from .build import *\n", "data/build.py": FACTORY},
+            SCRIPT.format(module="data", name="build_loader", call="build_loader").replace(
+                "from data import build_loader", "import data"
+            ).replace("= build_loader(", "= data.build_loader("),
+        ),
+        # The factory builds through a helper of its module.
+        (
+            {"data.py": FACTORY.replace("def build_loader(ds, workers):\n    return DataLoader(ds, num_workers=workers)",
+                                        "def _make(ds, workers):\n    return DataLoader(ds, num_workers=workers)\n\n\n"
+                                        "def build_loader(ds, workers):\n    return _make(ds, workers)")},
+            SCRIPT.format(module="data", name="build_loader", call="build_loader"),
+        ),
+        # DataLoader imported under another name.
+        (
+            {"data.py": FACTORY.replace("import DataLoader", "import DataLoader as DL").replace("DataLoader(", "DL(")},
+            SCRIPT.format(module="data", name="build_loader", call="build_loader"),
+        ),
+    ],
+    ids=["function", "re-export", "module-and-star", "through-a-helper", "alias"],
+)
+def test_a_script_using_an_imported_factory_is_analysed(tmp_path, files, script):
+    root = tree(tmp_path, {**files, "train.py": script})
+    assert admitted(root / "train.py")
+    assert codes(root / "train.py") == [DL402]
+
+
+def test_an_import_that_cannot_name_a_factory_is_not_analysed(tmp_path, monkeypatch):
+    # `loader` identifiers and a project import, but the imported module builds no loader:
+    # no rule can report anything, and no module summary (a LibCST parse) is paid for it.
+    models = "import torch\n\n\ndef build_loader_free_model(width):\n    return torch.nn.Linear(width, 1)\n"
+    script = SCRIPT.format(module="models", name="build_loader_free_model", call="build_loader_free_model")
+    root = tree(tmp_path, {"models.py": models, "train.py": script})
+    summarised = []
+    monkeypatch.setattr(store, "entry", lambda path, settings: summarised.append(path))
+    assert not admitted(root / "train.py")
+    assert codes(root / "train.py") == []
+    assert summarised == []
+
+
+def test_a_module_level_loader_object_is_not_a_factory(tmp_path):
+    # Summaries carry factories, datasets and callables, never loader objects: nothing to find.
+    data = "from torch.utils.data import DataLoader\n\ntrain_loader = DataLoader(None, num_workers=2)\n"
+    script = "from data import train_loader\n\nfor epoch in range(3):\n    for batch in train_loader:\n        pass\n"
+    root = tree(tmp_path, {"data.py": data, "train.py": script})
+    assert not admitted(root / "train.py")
+
+
+def test_builders_are_found_transitively_and_in_classes():
+    module = ast.parse(
+        "from torch.utils.data import DataLoader\n\n"
+        "class Loaders:\n    def make(self):\n        return DataLoader(None)\n\n"
+        "def via_class():\n    return Loaders().make()\n\n"
+        "def via_function():\n    return via_class()\n\n"
+        "def unrelated():\n    return 1\n"
+    )
+    assert index.builders(module, loader_tails(DEFAULT_SETTINGS)) == {"Loaders", "via_class", "via_function"}
+
+
+def helper_chain(n: int) -> str:  # each helper calls the next, the last builds: written top-down
+    helpers = "".join(f"def h{i}():\n    return h{i + 1}()\n\n\n" for i in range(n))
+    return "from torch.utils.data import DataLoader\n\n\n" + helpers + f"def h{n}():\n    return DataLoader(None)\n"
+
+
+def test_the_builder_walk_is_linear():
+    tails = loader_tails(DEFAULT_SETTINGS)
+    small, large = ast.parse(helper_chain(400)), ast.parse(helper_chain(800))
+    assert len(index.builders(large, tails)) == 801
+    ratio = calls_made(lambda: index.builders(large, tails)) / calls_made(lambda: index.builders(small, tails))
+    assert ratio < 2.3
+
+
+def test_the_index_is_read_once_per_process(tmp_path, monkeypatch):
+    root = tree(tmp_path, {"data.py": FACTORY})
+    reads = []
+    original = index._read
+    monkeypatch.setattr(index, "_read", lambda *args: reads.append(args[0]) or original(*args))
+    for name in ("a.py", "b.py"):
+        (root / name).write_text(SCRIPT.format(module="data", name="build_loader", call="build_loader"))
+        assert admitted(root / name)
+    assert reads == [str(root / "data.py")]
+    assert "libcst" in sys.modules  # (imported by the suite already; the index itself needs no LibCST)
