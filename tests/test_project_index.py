@@ -18,6 +18,7 @@ FACTORY = (
     "from torch.utils.data import DataLoader\n\n\n"
     "def build_loader(ds, workers):\n    return DataLoader(ds, num_workers=workers)\n"
 )
+HELPED = "\n\ndef build_loader(ds, workers):\n    return _make(ds, workers)\n"
 # A training script with no trigger token of its own: its loader comes from a factory.
 SCRIPT = (
     "from {module} import {name}\n\n\n"
@@ -70,9 +71,7 @@ def admitted(path):
         ),
         # The factory builds through a helper of its module.
         (
-            {"data.py": FACTORY.replace("def build_loader(ds, workers):\n    return DataLoader(ds, num_workers=workers)",
-                                        "def _make(ds, workers):\n    return DataLoader(ds, num_workers=workers)\n\n\n"
-                                        "def build_loader(ds, workers):\n    return _make(ds, workers)")},
+            {"data.py": FACTORY.replace("def build_loader", "def _make") + HELPED},
             SCRIPT.format(module="data", name="build_loader", call="build_loader"),
         ),
         # DataLoader imported under another name.
