@@ -143,3 +143,21 @@ def test_the_index_is_read_once_per_process(tmp_path, monkeypatch):
         assert admitted(root / name)
     assert reads == [str(root / "data.py")]
     assert "libcst" in sys.modules  # (imported by the suite already; the index itself needs no LibCST)
+
+
+def test_a_module_imported_whole_counts_only_through_the_names_the_file_uses(tmp_path):
+    root = tree(tmp_path, {"data.py": FACTORY + "\n\ndef describe(ds):\n    return len(ds)\n"})
+    uses = "import data\n\nloader = None\nprint(data.{name}(loader))\n"
+    (root / "factory.py").write_text(uses.format(name="build_loader"))
+    (root / "other.py").write_text(uses.format(name="describe"))
+    assert admitted(root / "factory.py")
+    assert not admitted(root / "other.py")
+
+
+def test_past_the_module_bound_the_file_is_analysed(tmp_path):
+    modules = {f"m{i}.py": "def f():\n    return 1\n" for i in range(index.MAX_MODULES_PER_FILE + 1)}
+    imports = "".join(f"import m{i}\n" for i in range(index.MAX_MODULES_PER_FILE + 1))
+    root = tree(tmp_path, {**modules, "train.py": imports + "loader = None\n"})
+    assert admitted(root / "train.py")
+    (root / "train.py").write_text(imports.replace(f"import m{index.MAX_MODULES_PER_FILE}\n", "") + "loader = None\n")
+    assert not admitted(root / "train.py")

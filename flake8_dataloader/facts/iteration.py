@@ -81,7 +81,10 @@ class IterationFacts(LoaderFacts):
         self._sites_by_call: Optional[Dict[LoaderCall, List[LoaderSite]]] = None
         # What each same-file function does with each parameter (module summaries read it).
         self.param_uses: DefaultDict[ParamOwner, Dict[str, Use]] = defaultdict(dict)
-        self._foreign_callees: Dict[cst.Call, CallableSummary] = self._find_foreign_callees()
+        # Imported callables matter only for the loaders they are handed: none without a loader site.
+        self._foreign_callees: Dict[cst.Call, CallableSummary] = (
+            self._find_foreign_callees() if self.sites or self.element_sites else {}
+        )
         self.attribute_uses: List[AttributeUse] = []  # `self.x` iterated or handed on in a method
         self._find_iterations(collector)
 

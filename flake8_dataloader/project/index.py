@@ -20,8 +20,9 @@ from typing import DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
 from ..prefilter import identifiers
 from .locate import dotted_join, locate
 
-# The same bound as the summaries' re-export lookups (project/view.py).
+# The same bounds as the summaries' lookups (project/view.py).
 MAX_REEXPORTS = 4
+MAX_MODULES_PER_FILE = 64
 # Generated modules are not read past this (as store.MAX_MODULE_BYTES).
 MAX_INDEXED_BYTES = 256_000
 
@@ -108,8 +109,13 @@ def _read(path: str, size: int, loader_tails: FrozenSet[str]) -> ModuleIndex:
 
 
 def names_a_builder(tree: ast.AST, filename: str, loader_tails: FrozenSet[str]) -> bool:
-    """Some import of the file (at any level) may name a loader-building function or class of its project."""
-    importer = os.path.abspath(filename)
+    """Some import of the file (at any level) may name a loader-building function or class of its project.
+
+    A module imported whole (`import data`, `from pkg import data`) is used through attributes, so
+    only its names the file mentions count. Past MAX_MODULES_PER_FILE modules the answer is yes: the
+    file is analysed, as without this stage.
+    """
+    lookup = _Lookup(os.path.abspath(filename), loader_tails, identifiers(tree))
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             module = "." * (node.level or 0) + (node.module or "")
@@ -119,35 +125,76 @@ def names_a_builder(tree: ast.AST, filename: str, loader_tails: FrozenSet[str]) 
             names = [alias.name for alias in node.names]
         else:
             continue
-        if any(_offers(name, importer, loader_tails, MAX_REEXPORTS, set()) for name in names):
+        try:
+            if any(lookup.offers(name, lookup.importer, MAX_REEXPORTS) for name in names):
+                return True
+        except _TooMany:
             return True
     return False
 
 
-def _offers(dotted: str, importer: str, loader_tails: FrozenSet[str], depth: int, seen: Set[Tuple[str, str]]) -> bool:
-    location = locate(dotted, importer)
-    if location is None or location.path == importer:
-        return False
-    index = module_index(location.path, loader_tails)
-    if not location.rest:  # a module imported whole: any builder it holds or re-exports
-        if index.builders:
-            return True
-        if depth <= 0 or (location.path, "") in seen:
-            return False
-        seen.add((location.path, ""))
-        return any(
-            _offers(target, location.path, loader_tails, depth - 1, seen)
-            for target in [*index.exports.values(), *index.stars]
-        )
-    name = location.rest[0]
-    if name in index.builders:
+def may_build(qualname: str, importer: str, loader_tails: FrozenSet[str]) -> bool:
+    """The imported name may be a loader factory (a builder, through re-exports): the summary's
+    factories are a subset of these, so a name that is not one needs no summary for that question."""
+    try:
+        return _Lookup(importer, loader_tails, set()).offers(qualname, importer, MAX_REEXPORTS)
+    except _TooMany:
         return True
-    if depth <= 0 or (location.path, name) in seen:
-        return False
-    seen.add((location.path, name))
-    if name in index.exports:
-        return _offers(index.exports[name], location.path, loader_tails, depth - 1, seen)
-    return any(_offers(dotted_join(star, name), location.path, loader_tails, depth - 1, seen) for star in index.stars)
+
+
+class _TooMany(Exception):
+    pass
+
+
+class _Lookup:
+    def __init__(self, importer: str, loader_tails: FrozenSet[str], used: Set[str]) -> None:
+        self.importer = importer
+        self.loader_tails = loader_tails
+        self.used = used  # the linted file's identifiers
+        self.seen: Set[Tuple[str, str]] = set()
+        self.modules: Set[str] = set()
+
+    def index(self, path: str) -> ModuleIndex:
+        if path not in self.modules:
+            if len(self.modules) >= MAX_MODULES_PER_FILE:
+                raise _TooMany()
+            self.modules.add(path)
+        return module_index(path, self.loader_tails)
+
+    def offers(self, dotted: str, importer: str, depth: int) -> bool:
+        location = locate(dotted, importer)
+        if location is None or location.path == self.importer:
+            return False
+        if not location.rest:
+            return self.module_offers(location.path, depth)
+        return self.name_offers(location.path, location.rest[0], depth)
+
+    def name_offers(self, path: str, name: str, depth: int) -> bool:
+        if (path, name) in self.seen:
+            return False
+        self.seen.add((path, name))
+        index = self.index(path)
+        if name in index.builders:
+            return True
+        if depth <= 0:
+            return False
+        if name in index.exports:
+            return self.offers(index.exports[name], path, depth - 1)
+        return any(self.offers(dotted_join(star, name), path, depth - 1) for star in index.stars)
+
+    def module_offers(self, path: str, depth: int) -> bool:
+        """A module imported whole: a builder, or a re-export, among the names the file mentions."""
+        if (path, "") in self.seen:
+            return False
+        self.seen.add((path, ""))
+        index = self.index(path)
+        if index.builders & self.used:
+            return True
+        if depth <= 0:
+            return False
+        if any(self.offers(index.exports[name], path, depth - 1) for name in sorted(index.exports.keys() & self.used)):
+            return True
+        return any(self.offers(star, path, depth - 1) for star in index.stars)
 
 
 def clear() -> None:

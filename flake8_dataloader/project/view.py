@@ -12,7 +12,8 @@ from ..facts.analysis import FileFacts
 from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary
 from ..facts.resolve import join_dotted
 from ..settings import Settings
-from . import store
+from ..prefilter import loader_tails
+from . import index, store
 from .locate import imports_own_project, installed, locate
 
 # `from .data import Stream` where data/__init__.py re-exports it from .stream, and so on.
@@ -42,11 +43,16 @@ class ImportView:
         self.used = False  # some imported name was found: the file's facts depend on other modules
         self.enabled = not installed(self.importer)
         self._consulted: Set[str] = set()
+        self._tails = loader_tails(settings)
 
     def dataset(self, qualname: str) -> Optional[DatasetSummary]:
         return self._find(qualname).dataset
 
     def factory(self, qualname: str) -> Optional[FactorySummary]:
+        # Every imported call is asked: the cheap index answers for names that build no loader,
+        # so a module is summarised (a LibCST parse) only for a name that may be a factory.
+        if self.enabled and qualname not in self._memo and not index.may_build(qualname, self.importer, self._tails):
+            return None
         return self._find(qualname).factory
 
     def callable(self, qualname: str) -> Optional[CallableSummary]:
