@@ -6,6 +6,7 @@ not triple the work (the shapes of real model files: not go past 2.3 times). Eac
 once took minutes or hung (the sizes in the comments); benchmarks/linear_shapes.py times them.
 """
 
+import ast
 import logging
 import subprocess
 import sys
@@ -283,3 +284,33 @@ def test_past_the_work_budget_flake8_runs_on_as_usual(tmp_path):
         "drop persistent_workers or set num_workers > 0"
     ]
     assert result.stderr.count("skipped generated.py: its analysis took more than") == 1
+
+
+def test_a_summary_past_the_budget_is_remembered_as_none(tmp_path, monkeypatch, caplog):
+    from flake8_dataloader.facts import walk
+    from flake8_dataloader.project import store
+
+    # A module whose facts take more steps than a tiny budget; its importers lint on without it.
+    heavy = many_container_reads(60) + "\n\ndef build(ds):\n    return DataLoader(ds, num_workers=2)\n"
+    (tmp_path / "data.py").write_text(heavy)
+    user = "from data import build\n\nloader = build(None)\n" + EPOCHS + "    for batch in loader:\n        pass\n"
+    (tmp_path / "a.py").write_text(user)
+    (tmp_path / "b.py").write_text(user)
+    store.clear()
+    summarised = []
+    original = store._summarised
+    monkeypatch.setattr(store, "_summarised", lambda *args: summarised.append(args[0]) or original(*args))
+    monkeypatch.setattr(walk.WorkBudget.__init__, "__defaults__", (2_000,))
+    try:
+        with caplog.at_level(logging.INFO, logger="flake8.dataloader"):
+            for name in ("a.py", "b.py"):
+                path = tmp_path / name
+                text = path.read_text()
+                check_source(text, str(path), tree=ast.parse(text))
+    finally:
+        store.clear()
+    # Summarised once for the process, not once per importer (a.py and b.py are remembered after their lint).
+    assert summarised.count(str(tmp_path / "data.py")) == 1
+    assert [r.getMessage() for r in caplog.records] == [
+        f"flake8-dataloader: not following {tmp_path / 'data.py'}: its summary took more than 2,000 flow steps"
+    ]
