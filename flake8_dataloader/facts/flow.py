@@ -288,6 +288,10 @@ class ValueFlow(CallGraph):
         """The expression may hold a loader, parameters followed to what the file's calls pass."""
         return bool(self._sites_in(self.values(expr, scope, (), OBJECT_FLOW)))
 
+    def may_hold_loaders(self, expr: cst.CSTNode, scope: Scope) -> bool:
+        """A loader, or a container of loaders, parameters followed to what the file's calls pass."""
+        return self.may_be_loader(expr, scope) or bool(self._sites_in(self.values(expr, scope, (ANY,), OBJECT_FLOW)))
+
     def contents_of(self, expr: cst.CSTNode, scope: Scope) -> Set[LoaderSite]:
         """The loaders held by the container (tuple, list, dict) an expression may be."""
         return self._sites_in(self.values(expr, scope, (ANY,)))

@@ -181,6 +181,10 @@ class IterationFacts(LoaderFacts):
         for record in self.calls:
             if record.node in self.sites or record.node in self.callees:
                 continue
+            # Asked only for a call handed something that may hold a loader: each answer may cost
+            # a summary of the callee's module (a LibCST parse), and no other argument matters.
+            if not any(self.may_hold_loaders(arg.value, record.ctx.scope) for arg in record.node.args):
+                continue
             qualname = self.imported(record.node.func, record.ctx.scope)
             summary = self.imports.callable(qualname) if qualname else None
             if summary is not None:
