@@ -161,3 +161,26 @@ def test_past_the_module_bound_the_file_is_analysed(tmp_path):
     assert admitted(root / "train.py")
     (root / "train.py").write_text(imports.replace(f"import m{index.MAX_MODULES_PER_FILE}\n", "") + "loader = None\n")
     assert not admitted(root / "train.py")
+
+
+ENGINE = (
+    "def fit(model, loader, epochs):\n    for epoch in range(epochs):\n        for batch in loader:\n"
+    "            model(batch)\n"
+)
+
+
+def test_an_imported_callable_is_looked_up_only_when_handed_a_loader(tmp_path, monkeypatch):
+    script = (
+        "from torch.utils.data import DataLoader\n\nfrom engine import fit\n\n\n"
+        "def main(ds, model):\n    loader = DataLoader(ds, num_workers=4)\n    fit(model, {handed}, 10)\n"
+    )
+    files = {"engine.py": ENGINE, "a.py": script.format(handed="loader"), "b.py": script.format(handed="ds")}
+    root = tree(tmp_path, files)
+    engine = str(root / "engine.py")
+    summarised = []
+    original = store._summarised
+    monkeypatch.setattr(store, "_summarised", lambda *args: summarised.append(args[0]) or original(*args))
+    assert codes(root / "b.py") == []  # fit is handed no loader: engine.py is never summarised
+    assert engine not in summarised
+    assert codes(root / "a.py") == [DL402]  # fit iterates the loader every epoch
+    assert summarised.count(engine) == 1
