@@ -20,7 +20,7 @@ from typing import DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
 from ..prefilter import identifiers
 from .locate import dotted_join, locate
 
-# The same bounds as the summaries' lookups (project/view.py).
+# The bounds of every module lookup for one linted file (project/view.py reads them from here).
 MAX_REEXPORTS = 4
 MAX_MODULES_PER_FILE = 64
 # Generated modules are not read past this (as store.MAX_MODULE_BYTES).
@@ -102,10 +102,13 @@ def _read(path: str, size: int, loader_tails: FrozenSet[str]) -> ModuleIndex:
         return EMPTY_INDEX
     try:
         with open(path, "rb") as handle:
-            tree = ast.parse(decode_source(handle.read()))
+            source = decode_source(handle.read())
+        tree = ast.parse(source)
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
         return EMPTY_INDEX  # the summary of such a module is empty too
-    return ModuleIndex(builders(tree, loader_tails), *import_table(tree))
+    # A module whose text names no loader class builds none itself (most modules): no walk for it.
+    found = builders(tree, loader_tails) if any(tail in source for tail in loader_tails) else frozenset()
+    return ModuleIndex(found, *import_table(tree))
 
 
 def names_a_builder(tree: ast.AST, filename: str, loader_tails: FrozenSet[str]) -> bool:
@@ -115,7 +118,7 @@ def names_a_builder(tree: ast.AST, filename: str, loader_tails: FrozenSet[str]) 
     only its names the file mentions count. Past MAX_MODULES_PER_FILE modules the answer is yes: the
     file is analysed, as without this stage.
     """
-    lookup = _Lookup(os.path.abspath(filename), loader_tails, identifiers(tree))
+    lookup = _Lookup(os.path.abspath(filename), loader_tails, identifiers(tree), set(), MAX_MODULES_PER_FILE)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             module = "." * (node.level or 0) + (node.module or "")
@@ -133,11 +136,17 @@ def names_a_builder(tree: ast.AST, filename: str, loader_tails: FrozenSet[str]) 
     return False
 
 
-def may_build(qualname: str, importer: str, loader_tails: FrozenSet[str]) -> bool:
+def may_build(
+    qualname: str, importer: str, loader_tails: FrozenSet[str], consulted: Set[str], bound: int = MAX_MODULES_PER_FILE
+) -> bool:
     """The imported name may be a loader factory (a builder, through re-exports): the summary's
-    factories are a subset of these, so a name that is not one needs no summary for that question."""
+    factories are a subset of these, so a name that is not one needs no summary for that question.
+
+    ``consulted``: the modules the linted file has read so far, index and summaries together, kept
+    by the caller; past ``bound`` of them the answer is yes (the summaries' own bound then decides).
+    """
     try:
-        return _Lookup(importer, loader_tails, set()).offers(qualname, importer, MAX_REEXPORTS)
+        return _Lookup(importer, loader_tails, set(), consulted, bound).offers(qualname, importer, MAX_REEXPORTS)
     except _TooMany:
         return True
 
@@ -147,16 +156,19 @@ class _TooMany(Exception):
 
 
 class _Lookup:
-    def __init__(self, importer: str, loader_tails: FrozenSet[str], used: Set[str]) -> None:
+    def __init__(
+        self, importer: str, loader_tails: FrozenSet[str], used: Set[str], modules: Set[str], bound: int
+    ) -> None:
         self.importer = importer
         self.loader_tails = loader_tails
         self.used = used  # the linted file's identifiers
         self.seen: Set[Tuple[str, str]] = set()
-        self.modules: Set[str] = set()
+        self.modules = modules  # every module read for the linted file, at most ``bound``
+        self.bound = bound
 
     def index(self, path: str) -> ModuleIndex:
         if path not in self.modules:
-            if len(self.modules) >= MAX_MODULES_PER_FILE:
+            if len(self.modules) >= self.bound:
                 raise _TooMany()
             self.modules.add(path)
         return module_index(path, self.loader_tails)

@@ -18,8 +18,9 @@ from .locate import imports_own_project, installed, locate
 
 # `from .data import Stream` where data/__init__.py re-exports it from .stream, and so on.
 MAX_REEXPORTS = 4
-# Distinct modules one linted file may consult (in the order its calls are met: the same every run).
-MAX_MODULES_PER_FILE = 64
+# Distinct modules one linted file may consult, for summaries and the cheap index together (in the
+# order its calls are met: the same every run).
+MAX_MODULES_PER_FILE = index.MAX_MODULES_PER_FILE
 
 
 class Defined(NamedTuple):
@@ -51,7 +52,9 @@ class ImportView:
     def factory(self, qualname: str) -> Optional[FactorySummary]:
         # Every imported call is asked: the cheap index answers for names that build no loader,
         # so a module is summarised (a LibCST parse) only for a name that may be a factory.
-        if self.enabled and qualname not in self._memo and not index.may_build(qualname, self.importer, self._tails):
+        if self.enabled and qualname not in self._memo and not index.may_build(
+            qualname, self.importer, self._tails, self._consulted, MAX_MODULES_PER_FILE
+        ):
             return None
         return self._find(qualname).factory
 
