@@ -10,7 +10,8 @@ as in a user's lint stage), alternated, best of --repeats; their ratio. Per file
 in one process per tree with the tree's root as working directory and files in flake8's order (a
 folder's files before its sub-folders), so imports are followed and module summaries are shared as in
 one flake8 process; a file still running after --timeout seconds is stopped and reported as a hang.
-Prints per tree: ratio, files, files analysed, files whose imports were followed, findings, slowest file;
+Prints per tree: ratio, files, files analysed, files whose imports were followed (at least one module
+of their project read, by the cheap index or for a summary), findings, slowest file;
 then the slowest files of all trees. Not run in CI.
 """
 
