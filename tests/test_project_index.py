@@ -184,3 +184,14 @@ def test_an_imported_callable_is_looked_up_only_when_handed_a_loader(tmp_path, m
     assert engine not in summarised
     assert codes(root / "a.py") == [DL402]  # fit iterates the loader every epoch
     assert summarised.count(engine) == 1
+
+
+def test_a_factory_question_about_a_name_that_builds_nothing_costs_no_summary(tmp_path, monkeypatch):
+    helpers = "def scale(values, factor):\n    return [v * factor for v in values]\n"  # iterates what it is given
+    script = "from torch.utils.data import DataLoader\n\nfrom helpers import scale\n\nweights = scale([1, 2], 3)\n"
+    root = tree(tmp_path, {"helpers.py": helpers, "train.py": script})
+    summarised = []
+    original = store._summarised
+    monkeypatch.setattr(store, "_summarised", lambda *args: summarised.append(args[0]) or original(*args))
+    assert codes(root / "train.py") == []
+    assert str(root / "helpers.py") not in summarised
