@@ -17,7 +17,7 @@ from . import index, store
 from .locate import imports_own_project, installed, locate
 
 # `from .data import Stream` where data/__init__.py re-exports it from .stream, and so on.
-MAX_REEXPORTS = 4
+MAX_REEXPORTS = index.MAX_REEXPORTS
 # Distinct modules one linted file may consult, for summaries and the cheap index together (in the
 # order its calls are met: the same every run).
 MAX_MODULES_PER_FILE = index.MAX_MODULES_PER_FILE
