@@ -102,12 +102,13 @@ def may_use_imported_loader(source: str, tree: Optional[ast.AST], filename: str,
     the standard library never pass."""
     if IMPORTED_LOADER_TOKEN not in source or tree is None:
         return False
-    if not any(IMPORTED_LOADER_TOKEN in name.lower() for name in identifiers(tree)):
+    used = identifiers(tree)
+    if not any(IMPORTED_LOADER_TOKEN in name.lower() for name in used):
         return False
     from .project.index import names_a_builder  # the ast and os.path work, no LibCST
     from .project.locate import installed
 
-    return not installed(filename) and names_a_builder(tree, filename, loader_tails(settings))
+    return not installed(filename) and names_a_builder(tree, filename, loader_tails(settings), used)
 
 
 @lru_cache(maxsize=16)

@@ -195,3 +195,10 @@ def test_a_factory_question_about_a_name_that_builds_nothing_costs_no_summary(tm
     monkeypatch.setattr(store, "_summarised", lambda *args: summarised.append(args[0]) or original(*args))
     assert codes(root / "train.py") == []
     assert str(root / "helpers.py") not in summarised
+
+
+def test_a_factory_module_with_a_byte_order_mark_is_read_as_the_summaries_read_it(tmp_path):
+    root = tree(tmp_path, {"train.py": SCRIPT.format(module="data", name="build_loader", call="build_loader")})
+    (root / "data.py").write_bytes(b"\xef\xbb\xbf" + FACTORY.encode())
+    assert admitted(root / "train.py")
+    assert codes(root / "train.py") == [DL402]

@@ -83,9 +83,10 @@ def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
     checked: Set[Tuple[Optional[FunctionInfo], FrozenSet[LoopInfo]]] = set()
     for it in facts.iterations_of(site):
         loops = repeating_loops(site, it)
-        if not loops or (it.ctx.function, frozenset(loops)) in checked:
+        seen = (it.ctx.function, frozenset(loops))
+        if not loops or seen in checked:
             continue  # iterations in the same function under the same loops see the same statements
-        checked.add((it.ctx.function, frozenset(loops)))
+        checked.add(seen)
         for node in assignments_into(facts, references, it, loops):
             return node
         records = facts.calls_in(it.ctx.function)

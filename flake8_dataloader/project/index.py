@@ -18,7 +18,7 @@ from importlib.util import decode_source
 from typing import DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
 
 from ..prefilter import identifiers
-from .locate import dotted_join, locate
+from .locate import dotted_join, imported_names, locate
 
 # The bounds of every module lookup for one linted file (project/view.py reads them from here).
 MAX_REEXPORTS = 4
@@ -97,12 +97,21 @@ def module_index(path: str, loader_tails: FrozenSet[str]) -> ModuleIndex:
     return cached
 
 
+def module_source(path: str) -> str:
+    """A module's text as Python decodes it (coding cookie, byte-order mark dropped).
+
+    Raises OSError, SyntaxError (a bad coding cookie), UnicodeDecodeError, ValueError or MemoryError.
+    """
+    with open(path, "rb") as handle:
+        source = decode_source(handle.read())
+    return source[1:] if source.startswith("\ufeff") else source
+
+
 def _read(path: str, size: int, loader_tails: FrozenSet[str]) -> ModuleIndex:
     if size > MAX_INDEXED_BYTES:
         return EMPTY_INDEX
     try:
-        with open(path, "rb") as handle:
-            source = decode_source(handle.read())
+        source = module_source(path)
         tree = ast.parse(source)
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
         return EMPTY_INDEX  # the summary of such a module is empty too
@@ -111,29 +120,18 @@ def _read(path: str, size: int, loader_tails: FrozenSet[str]) -> ModuleIndex:
     return ModuleIndex(found, *import_table(tree))
 
 
-def names_a_builder(tree: ast.AST, filename: str, loader_tails: FrozenSet[str]) -> bool:
+def names_a_builder(tree: ast.AST, filename: str, loader_tails: FrozenSet[str], used: Set[str]) -> bool:
     """Some import of the file (at any level) may name a loader-building function or class of its project.
 
-    A module imported whole (`import data`, `from pkg import data`) is used through attributes, so
-    only its names the file mentions count. Past MAX_MODULES_PER_FILE modules the answer is yes: the
-    file is analysed, as without this stage.
+    ``used``: the file's identifiers. A module imported whole (`import data`, `from pkg import data`)
+    is used through attributes, so only its names the file mentions count. Past
+    MAX_MODULES_PER_FILE modules the answer is yes: the file is analysed, as without this stage.
     """
-    lookup = _Lookup(os.path.abspath(filename), loader_tails, identifiers(tree), set(), MAX_MODULES_PER_FILE)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            module = "." * (node.level or 0) + (node.module or "")
-            names = [dotted_join(module, alias.name) for alias in node.names if alias.name != "*"]
-            names += [module] if any(alias.name == "*" for alias in node.names) else []
-        elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        else:
-            continue
-        try:
-            if any(lookup.offers(name, lookup.importer, MAX_REEXPORTS) for name in names):
-                return True
-        except _TooMany:
-            return True
-    return False
+    lookup = _Lookup(os.path.abspath(filename), loader_tails, used, set(), MAX_MODULES_PER_FILE)
+    try:
+        return any(lookup.offers(name, lookup.importer, MAX_REEXPORTS) for name in imported_names(tree))
+    except _TooMany:
+        return True
 
 
 def may_build(

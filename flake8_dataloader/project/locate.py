@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import os
 from functools import lru_cache
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 
 class Location(NamedTuple):
@@ -135,19 +135,23 @@ def shown(path: str, root: str) -> str:
     return relative.replace(os.sep, "/")
 
 
-def imports_own_project(tree: ast.AST, filename: str) -> bool:
-    """Some import of the file, at any level, names another module of its own project."""
-    importer = os.path.abspath(filename)
+def imported_names(tree: ast.AST) -> Iterator[str]:
+    """The dotted name each import of the file (at any level) names; `from m import *` names m."""
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             module = "." * (node.level or 0) + (node.module or "")
-            names = [dotted_join(module, alias.name) for alias in node.names]
+            for alias in node.names:
+                yield module if alias.name == "*" else dotted_join(module, alias.name)
         elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        else:
-            continue
-        for name in names:
-            found = locate(name, importer)
-            if found is not None and found.path != importer:
-                return True
+            for alias in node.names:
+                yield alias.name
+
+
+def imports_own_project(tree: ast.AST, filename: str) -> bool:
+    """Some import of the file, at any level, names another module of its own project."""
+    importer = os.path.abspath(filename)
+    for name in imported_names(tree):
+        found = locate(name, importer)
+        if found is not None and found.path != importer:
+            return True
     return False

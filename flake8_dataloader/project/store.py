@@ -11,7 +11,6 @@ import ast
 import logging
 import os
 from collections import OrderedDict
-from importlib.util import decode_source
 from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional, Tuple
 
 from ..errors import STRICT_ENV, BudgetExceeded, ParseFailure
@@ -59,12 +58,10 @@ def entry(path: str, settings: Settings) -> ModuleEntry:
 def _text(path: str) -> Optional[str]:
     """The module's text as Python decodes it (coding cookie, byte-order mark); None when unreadable."""
     try:
-        with open(path, "rb") as handle:
-            source = decode_source(handle.read())
+        return index.module_source(path)
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError, MemoryError) as exc:
         LOG.info("flake8-dataloader: not following %s: %s", path, exc)
         return None
-    return source[1:] if source.startswith("\ufeff") else source
 
 
 def _read(path: str, size: int, settings: Settings) -> ModuleEntry:
