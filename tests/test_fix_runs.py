@@ -22,6 +22,9 @@ RUNNABLE = FIXTURES / "runnable"
 SCRIPTS = sorted(RUNNABLE.glob("dl*.py"))
 # What each script must print as it stands: proof that it exercises its shapes.
 EXPECTED_OUTPUT = {
+    "dl104_conditional_workers.py": (
+        "[[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]], [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]] True 2\n"
+    ),
     "dl301_redefined.py": "v1\nv2\n",
     "dl402_dataset_changes.py": (
         "through_a_helper [0, 1, 2]\nthrough_setattr [0, 1, 2]\n"
@@ -37,8 +40,8 @@ EXPECTED_OUTPUT = {
 }
 
 
-def run(script: Path) -> str:
-    result = subprocess.run([sys.executable, script.name], cwd=script.parent, capture_output=True, text=True,
+def run(script: Path, *argv: str) -> str:
+    result = subprocess.run([sys.executable, script.name, *argv], cwd=script.parent, capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -57,3 +60,15 @@ def test_the_fixed_script_does_what_the_original_did(script, tmp_path):
     fixed = tmp_path / script.name
     fixed.write_text(fix_source(script.read_text()).source)
     assert run(fixed) == before
+
+
+def test_the_dl104_fix_of_a_conditional_worker_count_runs_without_workers(tmp_path):
+    script = RUNNABLE / "dl104_conditional_workers.py"
+    original = subprocess.run([sys.executable, script.name, "--ram"], cwd=script.parent, capture_output=True,
+                              text=True, timeout=120)
+    assert original.returncode == 1
+    assert "ValueError: prefetch_factor option could only be specified in multiprocessing" in original.stderr
+    fixed = tmp_path / script.name
+    fixed.write_text(fix_source(script.read_text()).source)
+    assert "persistent_workers=(0 if ram else nw) > 0," in fixed.read_text()
+    assert run(fixed, "--ram").endswith("] False None\n")

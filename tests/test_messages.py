@@ -62,3 +62,26 @@ def test_dl401_asks_for_persistent_workers_too():
         (6, "DL401 DataLoader is rebuilt on every loop iteration; build it once before the loop with "
             "persistent_workers=True (workers restart each epoch)")
     ]
+
+
+def test_suggested_expressions_are_valid_python_with_conditional_worker_counts():
+    source = (
+        "from torch.utils.data import DataLoader\n\n\n"
+        "def train(ds, workers, cached, prefetch):\n"
+        "    fixed = DataLoader(ds, num_workers=0 if cached else workers, persistent_workers=True,\n"
+        "                       prefetch_factor=prefetch or 2)\n"
+        "    loader = DataLoader(ds, num_workers=0 if cached else workers)\n"
+        "    for epoch in range(3):\n"
+        "        for batch in loader:\n"
+        "            pass\n"
+    )
+    assert messages(source, "DL104") == [
+        (5, "DL104 persistent_workers=True raises ValueError when num_workers (0 if cached else workers) is 0; "
+            "use persistent_workers=(0 if cached else workers) > 0"),
+        (6, "DL104 prefetch_factor=prefetch or 2 raises ValueError when num_workers (0 if cached else workers) is 0; "
+            "use prefetch_factor=prefetch or 2 if (0 if cached else workers) > 0 else None"),
+    ]
+    assert messages(source, "DL402") == [
+        (7, "DL402 DataLoader workers are restarted every epoch; pass persistent_workers=(0 if cached else workers) "
+            "> 0 to keep them between epochs"),
+    ]

@@ -10,6 +10,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
+from ..compose import positive, when_workers
 from ..engine import Analysis
 from ..facts.collector import children, is_main_guard
 from ..facts.constants import DEFAULT_LOADER_NAMES
@@ -71,7 +72,8 @@ _PURE_CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool"
 
 
 def _reevaluable(expr: cst.BaseExpression, scope) -> bool:
-    """A name, attribute chain, constant subscript or `int()` of one: reading it twice gives one value."""
+    """A name, attribute chain, constant subscript or `int()` of one, or a conditional, comparison or
+    `and`/`or` of those and literals (`0 if ds.cached else workers`): reading it twice gives one value."""
     if isinstance(expr, cst.Name):
         return expr.value not in ("True", "False", "None")
     if isinstance(expr, cst.Attribute):
@@ -85,15 +87,31 @@ def _reevaluable(expr: cst.BaseExpression, scope) -> bool:
         )
     if isinstance(expr, cst.Call) and len(expr.args) == 1 and not expr.args[0].keyword and not expr.args[0].star:
         return resolve(expr.func, scope) <= _PURE_CONVERSIONS and _reevaluable(expr.args[0].value, scope)
+    if isinstance(expr, cst.IfExp):
+        return all(_reevaluable_or_literal(part, scope) for part in (expr.test, expr.body, expr.orelse))
+    if isinstance(expr, cst.BooleanOperation):
+        return _reevaluable_or_literal(expr.left, scope) and _reevaluable_or_literal(expr.right, scope)
+    if isinstance(expr, cst.Comparison):
+        return _reevaluable_or_literal(expr.left, scope) and all(
+            _reevaluable_or_literal(c.comparator, scope) for c in expr.comparisons
+        )
     return False
 
 
-def _workers_text(call: LoaderCall) -> Optional[str]:
+def _reevaluable_or_literal(expr: cst.BaseExpression, scope) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return True
+    return _reevaluable(expr, scope)
+
+
+def _workers_expr(call: LoaderCall) -> Optional[cst.BaseExpression]:
     """num_workers as written, when it can be written a second time with the same value."""
     workers = call.num_workers.expr
-    if workers is None or not _reevaluable(workers, call.ctx.scope):
+    if workers is None or not _reevaluable(workers, call.ctx.scope) or _single_line(workers) is None:
         return None
-    return _single_line(workers)
+    return workers
 
 
 def _single_line(expr: cst.BaseExpression) -> Optional[str]:
@@ -246,29 +264,29 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
 
 def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
     """DL104: guard the argument by the worker count, `persistent_workers=<workers> > 0`
-    or `prefetch_factor=<v> if <workers> > 0 else None`."""
+    or `prefetch_factor=<v> if <workers> > 0 else None` (a conditional, `or`/`and` or comparison
+    of names and constants is written again, in parentheses: `(0 if cached else workers) > 0`)."""
     arg = finding.node
     owner = ctx.keyword_owner.get(arg) if isinstance(arg, cst.Arg) else None
     if owner is None or not isinstance(arg, cst.Arg):
         return "the argument comes through **kwargs"
     call, name = owner
-    workers_text = _workers_text(call)
-    if workers_text is None:
+    workers = _workers_expr(call)
+    if workers is None:
         expr = call.num_workers.expr
-        workers = code(expr) if expr is not None else "**kwargs"
-        return f"num_workers ({workers}) is not a plain name or attribute: it would be evaluated twice"
+        written = code(expr) if expr is not None else "**kwargs"
+        return f"num_workers ({written}) is not a plain name or attribute: it would be evaluated twice"
     if name == "persistent_workers":
         if not (isinstance(arg.value, cst.Name) and arg.value.value == "True") and not isinstance(
             arg.value, cst.Integer
         ):
             return "persistent_workers is not a literal True or integer"
-        value = cst.parse_expression(f"{workers_text} > 0")
+        value = cst.parse_expression(positive(workers))
     else:
-        simple = _reevaluable(arg.value, call.ctx.scope) or isinstance(arg.value, (cst.Integer, cst.Float))
-        value_text = _single_line(arg.value) if simple else None
-        if value_text is None:
+        simple = _reevaluable_or_literal(arg.value, call.ctx.scope) and _single_line(arg.value) is not None
+        if not simple:
             return "prefetch_factor is not a constant, name or attribute: it would be evaluated conditionally"
-        value = cst.parse_expression(f"{value_text} if {workers_text} > 0 else None")
+        value = cst.parse_expression(when_workers(arg.value, workers))
     plan = Plan()
     plan.call(call.node).values[_index(call.node, arg)] = value
     return plan
@@ -290,10 +308,10 @@ def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
     if call.num_workers.known:
         value: cst.BaseExpression = cst.Name("True")
     else:
-        text = _workers_text(call)
-        if text is None:
+        workers = _workers_expr(call)
+        if workers is None:
             return "num_workers is not a plain name or attribute: write persistent_workers=<workers> > 0 by hand"
-        value = cst.parse_expression(f"{text} > 0")
+        value = cst.parse_expression(positive(workers))
     plan = Plan()
     plan.call(call.node).append.append(keyword_arg(call.node, "persistent_workers", value))
     return plan

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Iterator, Tuple
 
 import libcst as cst
 
+from ..compose import method_of, positive, when_workers
 from ..facts.model import Known, LoaderCall, Mutation
 from ..facts.nodes import children
 from ..facts.resolve import can_be_none, evaluate, resolve
@@ -317,9 +318,10 @@ def _context_and_prefetch(call: LoaderCall) -> Iterator[Tuple[str, str]]:
             "use 'fork', 'spawn' or 'forkserver' (lower case)"
         )
     elif context.expr is not None and _names_a_module(context.expr, call):
+        spawn = method_of(context.expr, "get_context('spawn')")
         yield "multiprocessing_context", (
             f"multiprocessing_context={source_of(context.expr)} is a module, not a context, and raises TypeError; "
-            f"use {source_of(context.expr)}.get_context('spawn') or the string 'spawn'"
+            f"use {spawn} or the string 'spawn'"
         )
     if prefetch.known and isinstance(prefetch.value, (int, float)) and not isinstance(prefetch.value, bool):
         if prefetch.value < 0:
@@ -370,6 +372,13 @@ class CrashWithZeroWorkers(Rule):
     Flags `persistent_workers` set to a truthy constant (`True`, `1`), or an explicit `prefetch_factor` that
     cannot be `None`, when `num_workers` is written as an expression whose
     value is unknown here (a CLI flag, a parameter, a config value).
+
+    The suggested guard is valid Python with the meaning intended: a worker
+    count (or prefetch value) written as a conditional, a lambda, `or`/`and`,
+    `not` or a comparison is parenthesised
+    (`persistent_workers=(0 if cached else workers) > 0`,
+    `prefetch_factor=(a if c else 2) if (0 if cached else workers) > 0 else None`),
+    in the message and in what the fix command writes.
 
     ## Why is this bad?
     The script works until someone runs it with `--workers 0`, the usual way
@@ -443,7 +452,7 @@ class CrashWithZeroWorkers(Rule):
                     name="persistent_workers",
                     value=show(persistent),
                     workers=expr,
-                    fix=f"persistent_workers={expr} > 0",
+                    fix=f"persistent_workers={positive(workers.expr)}",
                 )
             prefetch = call.args["prefetch_factor"]
             if prefetch.expr is not None and not can_be_none(prefetch.expr):
@@ -454,7 +463,7 @@ class CrashWithZeroWorkers(Rule):
                     name="prefetch_factor",
                     value=show(prefetch),
                     workers=expr,
-                    fix=f"prefetch_factor={show(prefetch)} if {expr} > 0 else None",
+                    fix=f"prefetch_factor={when_workers(prefetch.expr, workers.expr)}",
                 )
 
 

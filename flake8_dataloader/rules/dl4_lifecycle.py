@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Set
 
 import libcst as cst
 
+from ..compose import positive
 from ..facts import constants as C
 from ..facts.model import LoaderCall, LoaderSite, LoopInfo
 from ..facts.mutation import DatasetReferences, assignments_into, dataset_change_in_loop
@@ -21,7 +22,6 @@ from .base import (
     Finding,
     Rule,
     show_workers,
-    source_of,
 )
 
 if TYPE_CHECKING:
@@ -311,10 +311,10 @@ class PersistentWorkersDisabled(Rule):
         workers = call.num_workers
         if call.foreign is not None:
             text = call.foreign.workers_text
-            keyword = f"persistent_workers={text} > 0" if workers.unknown and text else "persistent_workers=True"
+            keyword = f"persistent_workers={positive(text)}" if workers.unknown and text else "persistent_workers=True"
             return f"{keyword} to the DataLoader at {call.foreign.origin}"
         if workers.unknown and workers.expr is not None:
-            return f"persistent_workers={source_of(workers.expr)} > 0"
+            return f"persistent_workers={positive(workers.expr)}"
         return "persistent_workers=True"
 
 
