@@ -86,6 +86,7 @@ def when_workers(value: Operand, workers: Operand) -> str:
     return f"{_operand(value, _CONDITIONAL)} if {positive(workers)} else None"
 
 
-def method_of(receiver: Operand, call: str) -> str:
-    """`<receiver>.<call>`, e.g. `mp.get_context('spawn')`."""
-    return f"{_operand(receiver, _AWAIT)}.{call}"
+def method_of(receiver: cst.BaseExpression, call: str) -> str:
+    """`<receiver>.<call>`, e.g. `mp.get_context('spawn')` (`(0).x`: `0.x` would read as a number)."""
+    integer = isinstance(receiver, cst.Integer) and not receiver.lpar
+    return f"({source_of(receiver)}).{call}" if integer else f"{_operand(receiver, _AWAIT)}.{call}"
