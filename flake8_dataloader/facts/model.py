@@ -154,6 +154,13 @@ class LoaderCall:
         state = self.num_workers.state
         return state is OMITTED or (isinstance(state, Known) and state.value == 0)
 
+    def several_workers(self) -> bool:
+        """num_workers Known > 1 or Unknown: more than one worker may run."""
+        state = self.num_workers.state
+        if isinstance(state, Known):
+            return isinstance(state.value, (int, float)) and state.value > 1
+        return isinstance(state, Unknown)
+
 
 @dataclass(eq=False)
 class LoaderSite:

@@ -52,8 +52,9 @@ def _init_fn_can_shard(facts, call) -> bool:
 class UnshardedIterableDataset(Rule):
     """
     ## What it does
-    Flags a loader with workers and no `worker_init_fn` given an instance of
-    an `IterableDataset` subclass of this file whose `__iter__` (or what it
+    Flags a loader with more than one worker (`num_workers` a constant above
+    1, or unknown here) and no `worker_init_fn` given an instance of an
+    `IterableDataset` subclass of this file whose `__iter__` (or what it
     calls) never consults `get_worker_info()`.
 
     ## Why is this bad?
@@ -110,6 +111,7 @@ class UnshardedIterableDataset(Rule):
 
 
     in_process = DataLoader(Lines())  # one process: nothing is duplicated
+    one_worker = DataLoader(Lines(), num_workers=1)  # one copy of the stream: nothing is duplicated
     ```
 
     ## Options
@@ -141,10 +143,10 @@ class UnshardedIterableDataset(Rule):
             if shards_by_worker(facts, klass):
                 continue
             for call in facts.loaders_using(klass):
-                if call.worker_using() and not _init_fn_can_shard(facts, call):
+                if call.several_workers() and not _init_fn_can_shard(facts, call):
                     yield cls.finding(call.node, klass=klass.name, workers=show_workers(call))
         for call in facts.loader_calls.values():
-            if not call.worker_using() or _init_fn_can_shard(facts, call):
+            if not call.several_workers() or _init_fn_can_shard(facts, call):
                 continue
             for dataset in facts.foreign_datasets(call):
                 if dataset.kind == "iterable" and not dataset.shards:
