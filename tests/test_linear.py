@@ -144,7 +144,24 @@ def worker_init_chain(n: int, called_from_main: bool = False) -> str:
     )
 
 
+def search_loop(n: int) -> str:
+    """A loop changing n dictionaries in place, each handed to a function that builds a loader from it."""
+    evaluate = ("def evaluate(cfg, ds):\n    loader = DataLoader(ds, batch_size=cfg['b'], num_workers=2)\n"
+                "    for batch in loader:\n        pass\n\n\n")
+    body = "".join(f"    cfg{i}['b'] = epoch\n    evaluate(cfg{i}, ds)\n    log(cfg{i})\n" for i in range(n))
+    return HEADER + evaluate + EPOCHS + body
+
+
+def reseeded_loop(n: int) -> str:
+    """One loader iterated n times in an epoch loop that reseeds torch after them (not before: DL402 stays)."""
+    body = "".join(f"    for batch in loader:\n        step{i}(batch)\n" for i in range(n))
+    loader = "loader = DataLoader(ds, num_workers=2)\n"
+    return "import torch\n" + HEADER + loader + EPOCHS + body + "    torch.manual_seed(0)\n"
+
+
 SHAPES: Dict[str, Callable[[int], str]] = {
+    "search_loop": search_loop,
+    "reseeded_loop": reseeded_loop,
     "aliases": aliases,
     "conditional_rebinding": conditional_rebinding,
     "redefined_subclass": redefined_subclass,

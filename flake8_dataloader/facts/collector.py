@@ -56,6 +56,9 @@ class Collector(cst.CSTVisitor):
         self.comprehension_iters: List[Tuple[cst.BaseExpression, Context]] = []
         self.yield_froms: List[Tuple[cst.BaseExpression, Context]] = []
         self.mutations: List[Mutation] = []
+        # Where a loop or iterated expression stands among the calls, in source order: the number
+        # of calls that start before it (a call's own order is its index in `calls`).
+        self.calls_before: Dict[cst.CSTNode, int] = {}
         # Per open function body: its loop stack. Index 0 is the module level.
         self._loop_stacks: List[List[LoopInfo]] = [[]]
         self._functions: List[FunctionInfo] = []
@@ -259,6 +262,7 @@ class Collector(cst.CSTVisitor):
             self._functions[-1].is_generator = True
         if isinstance(node.value, cst.From):
             self.yield_froms.append((node.value.item, self.context()))
+            self.calls_before[node.value.item] = len(self.calls)
 
     # -- control flow ------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
@@ -288,6 +292,7 @@ class Collector(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         loop = self._open_loop(node, node.body)
         self.for_loops.append((loop, node, self.context()))
+        self.calls_before[node] = len(self.calls)
         self._bind_target(node.target, node, node, BindingKind.FOR)
         loop.target_names.update(_target_names(node.target))
         loop.bound_names.update(loop.target_names)
@@ -297,6 +302,7 @@ class Collector(cst.CSTVisitor):
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self.comprehension_iters.append((node.iter, self.context()))
+        self.calls_before[node.iter] = len(self.calls)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(CallRecord(node=node, ctx=self.context()))

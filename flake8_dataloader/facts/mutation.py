@@ -1,20 +1,25 @@
-"""Whether the loop that repeats a loader's iteration may change the loader's dataset.
+"""What the loops around a loader's iteration change: its dataset, what it is built from, torch's seed.
 
 Persistent workers keep the dataset copy they started with, so advice (and a fix) to
 persist them is only right when nothing in that loop can change the dataset. "May
 change" is deliberately wide: any assignment into it, any method called on it or on
 what it holds, or the dataset handed to a call (a helper, `setattr`, `random.shuffle`)
-other than a few builtins that only read.
+other than a few builtins that only read. Nor is it right when the loop reseeds torch
+with the same value every pass: fresh workers then replay one random stream on purpose.
+A loader rebuilt by a call in a loop is rebuilt on purpose when what it is built from
+changes in place there (`LoopChanges`).
 """
 
 from __future__ import annotations
 
-from typing import FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from .model import FunctionInfo, IterationSite, LoaderSite, LoopInfo
-from .resolve import Scope, resolve, source_of
+from .nodes import children
+from . import constants as C
+from .resolve import Scope, names_in, qualname_in, resolve, source_of
 
 # Calls that only read what they are given.
 READ_ONLY_BUILTINS = frozenset(
@@ -102,3 +107,132 @@ def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
             if any(references.denotes(arg.value, scope) for arg in call.args):
                 return call  # handed to a helper, setattr, random.shuffle...
     return None
+
+
+class LoopChanges:
+    """What each loop body may change in place, as reference texts (`hyp`, `cfg.opt`, `self.data`).
+
+    An item or attribute assignment (plain or augmented) changes the object it writes into and
+    rebinds the reference it writes (`hyp[k] = v`: `hyp`; `cfg.lr = v`: `cfg` and `cfg.lr`; in a
+    method, `self.x = v`: `self.x` alone); a method call changes its receiver (`hyp.update(d)`:
+    `hyp`), except a call on the method's own `self`, whose effect is not followed. Calls and
+    assignments are grouped by loop once; a loop's texts are made when first asked for, with the
+    texts of what holds them (`cfg` holds `cfg.opt.lr`), so each question costs its chain's length.
+    """
+
+    def __init__(self, facts) -> None:
+        self._written: Dict[LoopInfo, List[Tuple[Union[cst.Attribute, cst.Subscript], Optional[FunctionInfo]]]] = {}
+        self._receivers: Dict[LoopInfo, List[Tuple[cst.BaseExpression, Optional[FunctionInfo]]]] = {}
+        for mutation in facts.mutations:
+            target = mutation.node
+            if isinstance(target, (cst.Attribute, cst.Subscript)):
+                for loop in mutation.ctx.loops:
+                    self._written.setdefault(loop, []).append((target, mutation.ctx.function))
+        for record in facts.calls:
+            func = record.node.func
+            if isinstance(func, cst.Attribute):
+                for loop in record.ctx.loops:
+                    self._receivers.setdefault(loop, []).append((func.value, record.ctx.function))
+        self._texts: Dict[LoopInfo, Tuple[Set[str], Set[str]]] = {}
+
+    def _changed(self, loop: LoopInfo) -> Tuple[Set[str], Set[str]]:
+        """(what the loop changes, what holds something it changes)."""
+        found = self._texts.get(loop)
+        if found is None:
+            changed: List[cst.BaseExpression] = []
+            for target, function in self._written.get(loop, ()):
+                changed.append(target)
+                if not _is_own_self(target.value, function) or isinstance(target, cst.Subscript):
+                    changed.append(target.value)
+            changed.extend(r for r, function in self._receivers.get(loop, ()) if not _is_own_self(r, function))
+            holders = {source_of(prefix) for node in changed for prefix in reference_chain(node)[1:]}
+            found = self._texts[loop] = ({source_of(node) for node in changed}, holders)
+        return found
+
+    def changes(self, loop: LoopInfo, expr: cst.BaseExpression) -> bool:
+        """``expr`` reads something the loop changes: a reference it changes or one holding it
+        (`hyp["lr"]` when `hyp` is written into), or something inside it (`cfg` when `cfg.lr` is)."""
+        changed, holders = self._changed(loop)
+        if not changed:
+            return False
+        for reference in _references(expr):
+            if source_of(reference) in holders:
+                return True
+            if any(source_of(prefix) in changed for prefix in reference_chain(reference)):
+                return True
+        return False
+
+
+def _is_own_self(expr: cst.BaseExpression, function: Optional[FunctionInfo]) -> bool:
+    return (isinstance(expr, cst.Name) and function is not None and function.cls is not None
+            and function.params[:1] == [expr.value])
+
+
+def _references(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """Every whole name, attribute or subscript chain read in ``expr`` (`a.b[0].c`, not its prefixes)."""
+    stack: List[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+            yield node
+            for part in reference_chain(node):
+                if isinstance(part, cst.Subscript):
+                    stack.extend(part.slice)
+            continue
+        stack.extend(children(node))
+
+
+class Reseeds:
+    """Where torch is reseeded: the same-file functions that seed it (themselves or through the
+    functions they call), and the first seeding call of each loop set, found once per file."""
+
+    def __init__(self, facts) -> None:
+        self._facts = facts
+        direct = {r.ctx.function for r in facts.calls if r.ctx.function is not None and self._seeds_torch(r)}
+        self.functions: Set[FunctionInfo] = facts.calling(direct) if direct else set()
+        self._first: Dict[Tuple[Optional[FunctionInfo], FrozenSet[LoopInfo]], Optional[cst.Call]] = {}
+
+    @staticmethod
+    def _seeds_torch(record) -> bool:
+        return qualname_in(record.node.func, record.ctx.scope, C.TORCH_SEEDERS)
+
+    def seeds(self, record) -> bool:
+        """The call seeds torch, directly or through a same-file function."""
+        called = self._facts.callees.get(record.node)
+        return self._seeds_torch(record) or (called is not None and called.function in self.functions)
+
+    def first(self, function: Optional[FunctionInfo], loops: Set[LoopInfo]) -> Optional[cst.Call]:
+        """The first call in ``function``, inside ``loops``, that seeds torch with a value they do not change."""
+        key = (function, frozenset(loops))
+        if key not in self._first:
+            records = self._facts.calls_in(function)
+            self._facts.budget.spend(len(records))
+            seeding = (r.node for r in records if loops & set(r.ctx.loops) and self.seeds(r))
+            self._first[key] = next((node for node in seeding if not _bound_in(node, loops)), None)
+        return self._first[key]
+
+
+def reseeded_each_pass(facts, site: LoaderSite) -> Optional[cst.Call]:
+    """A call, in a loop that repeats the site's iteration and before that iteration, that seeds torch
+    with a value the loop does not change (`torch.manual_seed(42)`, a same-file helper that calls it,
+    or the iterating function seeding itself): each pass then replays one random stream, which
+    persistent workers would change."""
+    reseeds = facts.reseeds
+    for it in facts.iterations_of(site):
+        loops = repeating_loops(site, it)
+        if not loops:
+            continue
+        callee = facts.callees.get(it.node) if isinstance(it.node, cst.Call) else None
+        if callee is not None and callee.function in reseeds.functions and not _bound_in(it.node, loops):
+            return it.node
+        seed = reseeds.first(it.ctx.function, loops)
+        if seed is not None and facts.starts_before(seed, it.node):
+            return seed
+    return None
+
+
+def _bound_in(call: cst.Call, loops: Set[LoopInfo]) -> bool:
+    used: Set[str] = set()
+    for arg in call.args:
+        used |= names_in(arg.value)
+    return any(used & loop.bound_names for loop in loops)

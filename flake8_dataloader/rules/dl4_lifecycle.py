@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Optional, Set
+from typing import TYPE_CHECKING, Iterator, List, Optional, Set
 
 import libcst as cst
 
 from ..compose import positive
 from ..facts import constants as C
 from ..facts.model import LoaderCall, LoaderSite, LoopInfo
-from ..facts.mutation import DatasetReferences, assignments_into, dataset_change_in_loop
+from ..facts.mutation import DatasetReferences, assignments_into, dataset_change_in_loop, reseeded_each_pass
 from ..facts.flow import Value
 from ..facts.resolve import Scope, names_in, qualname_in
 from ..facts.samplers import for_evaluation, loader_samplers, set_epoch_reaches
@@ -46,13 +46,19 @@ def rebuilt_by_calls(facts, site: LoaderSite) -> bool:
 
     `for epoch ...: validate(model, val_set)` where validate() builds and iterates its
     own loader: the workers start again at every call. Not when the function returns
-    the loader (a factory: its call is the site) or builds it inside a loop of its own.
+    the loader (a factory: its call is the site), builds it inside a loop of its own, or
+    iterates it in a loop of its own (a whole training run per call, such as a
+    hyper-parameter search calling `train(hyp)`). An argument changes in the loop when
+    a name in it is bound there, or when what reaches the loader's arguments is changed
+    in place there (`hyp[k] = ...; train(hyp.copy())`).
     """
     func = site.ctx.function
     if func is None or site.ctx.loops or func in facts.factories:
         return False
-    if not any(it.ctx.function is func for it in facts.iterations_of(site)):
+    own = [it for it in facts.iterations_of(site) if it.ctx.function is func]
+    if not own or any(it.loops or it.repeated_inside for it in own):
         return False
+    reaching = _parameters_reaching(func, [arg.value for arg in site.node.args])
     for caller in facts.callers.get(func, ()):
         loops = caller.record.ctx.loops
         if not loops:
@@ -60,9 +66,31 @@ def rebuilt_by_calls(facts, site: LoaderSite) -> bool:
         used: Set[str] = set()
         for arg in caller.record.node.args:
             used |= names_in(arg.value)
-        if not any(used & loop.bound_names for loop in loops):
+        if any(used & loop.bound_names for loop in loops):
+            continue
+        passed = [arg for param, arg in facts.map_arguments(caller.record.node, func, caller.offset) if param in reaching]
+        if not any(facts.loop_changes.changes(loop, arg) for loop in loops for arg in passed):
             return True
     return False
+
+
+def _parameters_reaching(func, exprs) -> Set[str]:
+    """The parameters of ``func`` that the expressions read, directly or through the function's own
+    assignments (`data = Subset(dataset, idx); DataLoader(data)` reads `dataset` and `idx`)."""
+    todo: List[str] = [name for expr in exprs for name in names_in(expr)]
+    seen: Set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for binding in func.scope.bindings.get(name, ()):
+            value = binding.value
+            if isinstance(value, cst.For):
+                value = value.iter
+            if isinstance(value, cst.BaseExpression):
+                todo.extend(names_in(value))
+    return seen & func.scope.params
 
 
 class LoaderRebuiltInLoop(Rule):
@@ -75,6 +103,14 @@ class LoaderRebuiltInLoop(Rule):
     workers and iterates it, called inside a loop with arguments that do not
     change in that loop (`for epoch ...: validate(model, val_set)` where
     `validate` builds `DataLoader(val_set, num_workers=4)`).
+
+    An argument changes in the loop when a name in it is bound there, or when
+    an argument that reaches the loader's arguments is changed in place there:
+    an item or attribute assignment (`hyp[k] = ...`, `args.batch_size = ...`,
+    augmented ones too) or a method called on it (`cfg.update(...)`). A
+    function that iterates the loader it builds inside a loop of its own is a
+    whole run per call, not an epoch (a hyper-parameter search calling
+    `train(hyp)` 300 times): not reported here; DL402 looks at its own loop.
 
     ## Why is this bad?
     Every pass tears the workers down and starts new ones, and
@@ -136,6 +172,19 @@ class LoaderRebuiltInLoop(Rule):
     def k_fold_through_a_call(dataset, folds):
         for fold in folds:
             run_fold(dataset, fold)  # a new fold every call
+
+
+    def train(hyp, epochs):
+        loader = DataLoader(hyp["dataset"], batch_size=hyp["batch_size"], num_workers=2, persistent_workers=True)
+        for epoch in range(epochs):  # a whole run per call
+            for batch in loader:
+                pass
+
+
+    def evolve(hyp, generations):
+        for _ in range(generations):
+            hyp["batch_size"] *= 2  # changed in place: a new loader is meant
+            train(hyp.copy(), epochs=10)
     ```
 
     ## Options
@@ -147,7 +196,10 @@ class LoaderRebuiltInLoop(Rule):
     names: `make_dataset()` with no loop variable counts as invariant.
     Through calls, one level is followed (the function called in the loop
     builds and iterates the loader itself), and the loop-invariance test
-    looks at the call's arguments. Anchor: the call (for a loader built by
+    looks at the call's arguments: a name bound in the loop counts in any
+    argument; a change in place only in an argument that the function's
+    loader is built from (`model.train()` does not change `val_set`), and a
+    method called on the loop's own `self` is not followed. Anchor: the call (for a loader built by
     a function called in the loop: its DataLoader call).
 
     ## References
@@ -238,6 +290,7 @@ class PersistentWorkersDisabled(Rule):
 
     ## Not reported
     ```python
+    import torch
     from torch.utils.data import DataLoader
 
 
@@ -252,6 +305,14 @@ class PersistentWorkersDisabled(Rule):
             dataset.level = epoch  # persistent workers would keep the first level
             for batch in loader:
                 pass
+
+
+    def fixed_validation(model, val_set):
+        loader = DataLoader(val_set, num_workers=2)
+        for epoch in range(10):
+            torch.manual_seed(42)  # the same random crops every epoch, on purpose
+            for batch in loader:
+                model(batch)
     ```
 
     ## Options
@@ -261,7 +322,13 @@ class PersistentWorkersDisabled(Rule):
     Performance advice, deliberately including canonical code written before
     persistent workers existed. Not reported when the only loop is the one
     whose header iterates the loader, through a `**kwargs` splat, or together
-    with DL401. Not reported either when the loop that repeats the iteration
+    with DL401. Not reported when the loop reseeds torch with a value it does
+    not change before the iteration (`torch.manual_seed(42)`, a function of
+    this file that calls it, or the function that iterates seeding itself):
+    fresh workers then replay one random stream every epoch on purpose (a
+    fixed random validation set), which persistent workers would change; a
+    seed that depends on the loop (`torch.manual_seed(epoch)`) is no such
+    wish. Not reported either when the loop that repeats the iteration
     may change the dataset: an assignment into it (or `loader.dataset`), a
     method called on it or on what it holds (`dataset.update()`,
     `dataset.items.sort()`, imported dataset classes included), or the
@@ -303,8 +370,9 @@ class PersistentWorkersDisabled(Rule):
             return False  # DL401's finding
         if not facts.iterated_repeatedly(site):
             return False
-        # Persistent workers would train on a stale copy of a dataset the loop changes.
-        return dataset_change_in_loop(facts, site) is None
+        # Persistent workers would train on a stale copy of a dataset the loop changes, or turn a
+        # random stream the loop replays on purpose (a fixed seed every pass) into a drifting one.
+        return dataset_change_in_loop(facts, site) is None and reseeded_each_pass(facts, site) is None
 
     @staticmethod
     def _fix(call: LoaderCall) -> str:
