@@ -59,8 +59,9 @@ class Collector(cst.CSTVisitor):
         # Where a loop or iterated expression stands among the calls, in source order: the number
         # of calls that start before it (a call's own order is its index in `calls`).
         self.calls_before: Dict[cst.CSTNode, int] = {}
-        # Per open function body: its loop stack. Index 0 is the module level.
+        # Per open function body: its loop stack and its branch stack. Index 0 is the module level.
         self._loop_stacks: List[List[LoopInfo]] = [[]]
+        self._branch_stacks: List[List[Tuple[cst.BaseExpression, bool]]] = [[]]
         self._functions: List[FunctionInfo] = []
         self._guard_depth = 0
         self._top_statement: Optional[cst.CSTNode] = None
@@ -80,6 +81,7 @@ class Collector(cst.CSTVisitor):
             loops=tuple(self._loops),
             guarded=self._guard_depth > 0,
             top_statement=self._top_statement,
+            branches=tuple(self._branch_stacks[-1]),
         )
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -98,8 +100,37 @@ class Collector(cst.CSTVisitor):
             action()
 
     def _around(self, block: cst.CSTNode, enter: Callable[[], None], leave: Callable[[], None]) -> None:
-        self._enter[id(block)] = enter
-        self._leave[id(block)] = leave
+        """Run ``enter`` when ``block`` is visited and ``leave`` when it is left (after earlier ones, before)."""
+        key = id(block)
+        earlier_enter, earlier_leave = self._enter.get(key), self._leave.get(key)
+        if earlier_enter is not None and earlier_leave is not None:
+            first_enter, last_leave = earlier_enter, earlier_leave
+
+            def both_enter() -> None:
+                first_enter()
+                enter()
+
+            def both_leave() -> None:
+                leave()
+                last_leave()
+
+            self._enter[key], self._leave[key] = both_enter, both_leave
+            return
+        self._enter[key] = enter
+        self._leave[key] = leave
+
+    def _branch(self, test: cst.BaseExpression, block: Optional[cst.CSTNode], side: bool) -> None:
+        if block is None:
+            return
+        entry = (test, side)
+
+        def enter() -> None:
+            self._branch_stacks[-1].append(entry)
+
+        def leave() -> None:
+            self._branch_stacks[-1].pop()
+
+        self._around(block, enter, leave)
 
     # -- bindings ----------------------------------------------------------
     def bind(self, name: str, kind: BindingKind, **extra: Any) -> None:
@@ -224,11 +255,13 @@ class Collector(cst.CSTVisitor):
             self.scope = scope
             self._functions.append(info)
             self._loop_stacks.append([])
+            self._branch_stacks.append([])
 
         def leave() -> None:
             self.scope = scope.parent or scope
             self._functions.pop()
             self._loop_stacks.pop()
+            self._branch_stacks.pop()
 
         self._around(node.body, enter, leave)
 
@@ -266,6 +299,8 @@ class Collector(cst.CSTVisitor):
 
     # -- control flow ------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
+        self._branch(node.test, node.body, True)
+        self._branch(node.test, node.orelse, False)
         if self.scope.kind == "module" and not self._functions and is_main_guard(node.test):
 
             def enter() -> None:
@@ -275,6 +310,10 @@ class Collector(cst.CSTVisitor):
                 self._guard_depth -= 1
 
             self._around(node.body, enter, leave)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._branch(node.test, node.body, True)
+        self._branch(node.test, node.orelse, False)
 
     def _open_loop(self, node: cst.CSTNode, body: cst.CSTNode) -> LoopInfo:
         parent = self._loops[-1] if self._loops else None

@@ -35,6 +35,8 @@ RNG_CONSTRUCTORS = frozenset(
 )
 
 GLOBAL_NONTORCH_SEEDERS = frozenset({"random.seed", "numpy.random.seed"})
+# A seed drawn from these (or `os.urandom`) is entropy, not a wish for reproducible runs.
+ENTROPY_MODULES = ("time.", "secrets.")
 TORCH_SEEDERS = frozenset(
     {
         "torch.manual_seed",

@@ -284,9 +284,13 @@ class ValueFlow(CallGraph):
         """The loader objects an expression may be (not containers of them)."""
         return self._sites_in(self.values(expr, scope))
 
+    def loaders_passed(self, expr: cst.CSTNode, scope: Scope) -> Set[LoaderSite]:
+        """The loader objects an expression may be, parameters followed to what the file's calls pass."""
+        return self._sites_in(self.values(expr, scope, (), OBJECT_FLOW))
+
     def may_be_loader(self, expr: cst.CSTNode, scope: Scope) -> bool:
         """The expression may hold a loader, parameters followed to what the file's calls pass."""
-        return bool(self._sites_in(self.values(expr, scope, (), OBJECT_FLOW)))
+        return bool(self.loaders_passed(expr, scope))
 
     def may_hold_loaders(self, expr: cst.CSTNode, scope: Scope) -> bool:
         """A loader, or a container of loaders, parameters followed to what the file's calls pass."""

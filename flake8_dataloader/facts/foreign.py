@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Dict, NamedTuple, Optional, Protocol, Tuple
 
+from .binding import Conditions, Signature
 from .model import ArgState
 
 
@@ -41,6 +42,9 @@ class LoaderSummary(NamedTuple):
     states: Tuple[Tuple[str, ArgState], ...]
     workers_text: Optional[str]  # num_workers as written there, for the message
     repeated_here: bool  # the defining module iterates it every epoch itself (and reports it)
+    # The factory's `if <parameter>:` branches it is built under, one entry per place it is returned
+    # from ((): unconditionally); a call whose Known arguments decide every entry against it does not build it.
+    conditions: Tuple[Conditions, ...] = ()
 
 
 class FactorySummary(NamedTuple):
@@ -48,6 +52,7 @@ class FactorySummary(NamedTuple):
     origin: Origin
     # Element path (empty: the whole result) -> the loaders returned there.
     loaders: Tuple[Tuple[Tuple[object, ...], Tuple[LoaderSummary, ...]], ...]
+    signature: Signature = Signature((), (), ())
 
 
 class CallableSummary(NamedTuple):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -10,8 +10,9 @@ from .collector import Collector
 from .foreign import DatasetSummary, Imports, LoaderSummary
 from .classes import ClassInfo
 from .flow import ANY, OBJECT_FLOW, Key, Path, ValueFlow, constant_key
-from .model import OMITTED, Argument, Context, FunctionInfo, LoaderCall, LoaderSite, Unknown
-from .resolve import Scope, evaluate, resolve
+from .binding import Conditions, Signature, bind, conditions_of, signature_of, taken
+from .model import OMITTED, Argument, ArgState, Context, FunctionInfo, LoaderCall, LoaderSite, Unknown
+from .resolve import BindingKind, Scope, evaluate, resolve
 from .signature import ALL_PARAMETERS, POSITIONAL
 from .walk import UnionMemo
 
@@ -25,6 +26,8 @@ class LoaderFacts(ValueFlow):
         self._by_dataset: Optional[Dict[ClassInfo, List[LoaderCall]]] = None
         # Loaders built in other modules of the project, returned by an imported factory.
         self.foreign_calls: List[LoaderCall] = []
+        # The branch conditions under which a factory builds each loader it returns (one per site).
+        self.made_under: Dict[Tuple[FunctionInfo, LoaderCall], List[Conditions]] = {}
         self._find_loader_calls()
         self._find_foreign_factories()
         self._find_factories()
@@ -67,8 +70,17 @@ class LoaderFacts(ValueFlow):
             factory = self.imports.factory(qualname) if self.imports is not None and qualname else None
             if factory is None:
                 continue
+            bound: Optional[Dict[str, ArgState]] = None
             for path, loaders in factory.loaders:
-                calls = [foreign_call(record.node, record.ctx, loader) for loader in loaders]
+                if bound is None and any(any(c) for loader in loaders for c in loader.conditions):
+                    bound = bind(record.node, record.ctx.scope, factory.signature, 0)
+                calls = [
+                    foreign_call(record.node, record.ctx, loader)
+                    for loader in loaders
+                    if bound is None or not loader.conditions or any(taken(c, bound) for c in loader.conditions)
+                ]
+                if not calls:
+                    continue
                 self.foreign_calls.extend(calls)
                 site = LoaderSite(node=record.node, ctx=record.ctx, calls=calls)
                 if not path:
@@ -88,13 +100,47 @@ class LoaderFacts(ValueFlow):
                 callee = self.callees.get(record.node)
                 if callee is None or callee.function not in self.factories or record.node in self.sites:
                     continue
-                for path, calls in self.factories[callee.function].items():
-                    site = LoaderSite(node=record.node, ctx=record.ctx, calls=list(calls))
+                taken_here = self._branch_taken(record, callee.function, callee.offset)
+                for path, returned in self.factories[callee.function].items():
+                    calls = [call for call in returned if taken_here(call)]
+                    if not calls:
+                        continue
+                    site = LoaderSite(node=record.node, ctx=record.ctx, calls=calls)
                     if not path:
                         self.sites[record.node] = site
                     else:
                         self.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
         self._memo = UnionMemo(self.budget)
+
+    def _branch_taken(self, record, func: FunctionInfo, offset: int) -> Callable[[LoaderCall], bool]:
+        """Whether a loader ``func`` builds under `if <parameter>:` branches is built at this call of it."""
+        bound: Optional[Dict[str, ArgState]] = None
+
+        def built(call: LoaderCall) -> bool:
+            nonlocal bound
+            conditions = self.made_under.get((func, call))
+            if not conditions or not all(conditions):
+                return True  # built unconditionally somewhere in func
+            if bound is None:
+                bound = bind(record.node, record.ctx.scope, self.signature(func), offset)
+            return any(taken(each, bound) for each in conditions)
+
+        return built
+
+    def signature(self, func: FunctionInfo) -> Signature:
+        return signature_of(func.node, tuple(func.params), func.scope.parent or func.scope)
+
+    def branch_conditions(self, ctx: Context) -> Conditions:
+        """The parameters of the enclosing function whose truth decides whether code at ``ctx`` runs."""
+        func = ctx.function
+        if func is None or not ctx.branches:
+            return ()
+
+        def unbound_param(name: cst.Name) -> bool:
+            bindings = func.scope.bindings.get(name.value, ())
+            return all(b.kind == BindingKind.PARAM for b in bindings) and func.scope.lookup(name.value) is func.scope
+
+        return conditions_of(ctx.branches, func.scope.params, unbound_param)
 
     def _made_loaders(self, func: FunctionInfo) -> Dict[Path, List[LoaderCall]]:
         """The loaders ``func`` builds and returns: alone (path ``()``) or as element ``(key,)``."""
@@ -111,6 +157,11 @@ class LoaderFacts(ValueFlow):
                     site = self.site_of_value(value)
                     if site is not None and site.ctx.function is func:
                         calls.extend(c for c in site.calls if c not in calls)
+                        conditions = self.branch_conditions(site.ctx)
+                        for call in site.calls:
+                            under = self.made_under.setdefault((func, call), [])
+                            if conditions not in under:
+                                under.append(conditions)
             if calls:
                 out[path] = calls
         return out

@@ -93,6 +93,8 @@ class Context:
     loops: Tuple[LoopInfo, ...]
     guarded: bool
     top_statement: Optional[cst.CSTNode]
+    # The `if` / conditional-expression branches around it in its function: (test, side taken).
+    branches: Tuple[Tuple[cst.BaseExpression, bool], ...] = ()
 
 
 @dataclass(eq=False)

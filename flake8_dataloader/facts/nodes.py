@@ -38,3 +38,12 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             for item in value:
                 if isinstance(item, cst.CSTNode):
                     yield item
+
+
+def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``root`` and every node below it (an explicit stack: deep expressions do not recurse)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(children(node))

@@ -95,8 +95,9 @@ def set_epoch_reaches(facts) -> Optional[Set[cst.Call]]:
             continue
         receiver, scope = func.value, record.ctx.scope
         if isinstance(receiver, cst.Attribute) and receiver.attr.value == "sampler":
-            holders = facts.sites_of(receiver.value, scope)
-            if holders:  # `loader.sampler.set_epoch(epoch)`
+            # `loader.sampler.set_epoch(epoch)`, also on a parameter: the loaders the file passes for it.
+            holders = facts.sites_of(receiver.value, scope) or facts.loaders_passed(receiver.value, scope)
+            if holders:
                 for site in holders:
                     for call in site.calls:
                         out.update(loader_samplers(facts, call))

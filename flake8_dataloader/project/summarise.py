@@ -89,10 +89,10 @@ def summarise(
         if func in module_level:
             # Sorted: the flow's sets have no stable order, and summaries must not depend on it.
             loaders = tuple(
-                (path, tuple(sorted((_loader(facts, call, origin) for call in calls), key=lambda s: s.origin.line)))
+                (path, tuple(sorted((_loader(facts, c, origin, func) for c in calls), key=lambda s: s.origin.line)))
                 for path, calls in sorted(made.items(), key=lambda item: repr(item[0]))
             )
-            factories[func.name] = FactorySummary(func.name, origin(func.node), loaders)
+            factories[func.name] = FactorySummary(func.name, origin(func.node), loaders, facts.signature(func))
     callables: Dict[str, CallableSummary] = {}
     for func in top_functions:
         uses = facts.param_uses.get(func)
@@ -109,13 +109,14 @@ def _levels(uses: Dict[str, Use]) -> Tuple[Tuple[str, int], ...]:
     return tuple(sorted((param, int(level)) for param, level in uses.items()))
 
 
-def _loader(facts: FileFacts, call: LoaderCall, origin) -> LoaderSummary:
+def _loader(facts: FileFacts, call: LoaderCall, origin, factory: FunctionInfo) -> LoaderSummary:
     workers = call.num_workers.expr
     return LoaderSummary(
         origin=origin(call.node, call.ctx.function),
         states=tuple((name, argument.state) for name, argument in call.args.items()),
         workers_text=source_of(workers) if workers is not None else None,
         repeated_here=any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)),
+        conditions=tuple(facts.made_under.get((factory, call), [()])),
     )
 
 

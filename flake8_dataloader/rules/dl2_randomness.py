@@ -10,7 +10,8 @@ from ..facts import constants as C
 from ..facts.classes import last_name, self_attribute
 from ..facts.model import ClassInfo, FunctionInfo, Known
 from ..facts.walk import Visited
-from ..facts.resolve import call_qualnames, evaluate, follow_single_binding, qualname_in, resolve
+from ..facts.nodes import walk
+from ..facts.resolve import Scope, call_qualnames, evaluate, follow_single_binding, qualname_in, resolve
 from .base import DEFINED_HERE, NEEDS_LOADER, PER_FILE, Finding, Rule
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ class UnseededDatasetRng(Rule):
     ## Not reported
     ```python
     import numpy as np
-    from torch.utils.data import Dataset
+    from torch.utils.data import DataLoader, Dataset
 
 
     class GlobalNoise(Dataset):
@@ -120,6 +121,20 @@ class UnseededDatasetRng(Rule):
 
         def __getitem__(self, index):
             return self.order[index]
+
+
+    class Jitter(Dataset):
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, index):
+            return self.rng.random()
+
+
+    loader = DataLoader(Jitter(), batch_size=None)  # one process: no worker copies the RNG
     ```
 
     ## Options
@@ -129,7 +144,10 @@ class UnseededDatasetRng(Rule):
     Not reported when the methods that draw (or same-file helpers they call)
     use `get_worker_info()`, `torch.initial_seed()`, `.seed()`/`.manual_seed()`
     on the RNG or re-create it, nor when the file has loaders of the class
-    and every one passes a `worker_init_fn` (assumed to reseed it). Draws are
+    and every one either passes a `worker_init_fn` (assumed to reseed it) or
+    is proven single-process (`num_workers` 0 or omitted, as in
+    `DataLoader(ds, batch_size=None)`): no worker copies the RNG. A module
+    that only defines the class is reported, like DL601. Draws are
     seen through calls: `self.rng.method(...)` or `self.rng` passed to a call.
     Anchor: the RNG creation.
 
@@ -165,8 +183,8 @@ class UnseededDatasetRng(Rule):
             if not drawn - reseeded:
                 continue
             loaders = facts.loaders_using(klass)
-            if loaders and all(cls._passes_init_fn(call) for call in loaders):
-                continue
+            if loaders and all(call.single_process() or cls._passes_init_fn(call) for call in loaders):
+                continue  # no worker copies the RNG, or a worker_init_fn is assumed to reseed it
             for key in sorted(drawn - reseeded):
                 creation, owner = rngs[key] if key in rngs else (module_rngs[key], klass)
                 if creation in reported:
@@ -241,9 +259,42 @@ class UnseededDatasetRng(Rule):
         return drawn, reseeded
 
 
-def _worker_only(facts) -> Set[FunctionInfo]:
-    """worker_init_fns (as DL203 finds them) and the functions reached only from them."""
-    return facts.called_only_from(worker_init_functions(facts))
+def _worker_code(facts) -> Tuple[Set[FunctionInfo], Set[cst.Call]]:
+    """Code that runs in the workers: worker_init_fns (as DL203 finds them), the functions a lambda
+    passed as `worker_init_fn` calls, the functions reached only from those, and the calls written
+    inside such a lambda."""
+    roots = list(worker_init_functions(facts))
+    in_lambdas: Set[cst.Call] = set()
+    for function, scope in _worker_lambdas(facts):
+        for node in walk(function.body):
+            if isinstance(node, cst.Call):
+                in_lambdas.add(node)
+                roots.extend(f for f in facts.functions_of(node.func, scope) if f not in roots)
+    return facts.called_only_from(roots), in_lambdas
+
+
+def _worker_lambdas(facts) -> List[Tuple[cst.Lambda, Scope]]:
+    """Lambdas passed as `worker_init_fn` (directly, bound once to a name, or wrapped in `partial`),
+    with the scope they are written in."""
+    found: List[Tuple[cst.Lambda, Scope]] = []
+    for expr, scope in _worker_init_values(facts):
+        expr, scope = follow_single_binding(expr, scope)
+        if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
+            expr, scope = follow_single_binding(expr.args[0].value, scope)
+        if isinstance(expr, cst.Lambda) and all(expr is not seen for seen, _ in found):
+            found.append((expr, scope))
+    return found
+
+
+def _from_entropy(call: cst.Call, scope) -> bool:
+    """A seed drawn from `os.urandom`, `time` or `secrets`: no wish for reproducible runs."""
+    for arg in call.args:
+        for node in walk(arg.value):
+            if isinstance(node, cst.Call) and any(
+                name == "os.urandom" or name.startswith(C.ENTROPY_MODULES) for name in call_qualnames(node, scope)
+            ):
+                return True
+    return False
 
 
 def _names_a_torch_seeder(name: str) -> bool:
@@ -262,15 +313,16 @@ def _torch_seeded(facts) -> Tuple[bool, bool]:
     """(seeds random/np.random for the run, seeds torch or may through an imported helper).
 
     Run-level seeding is a seeding call with an argument in the main process: not in a
-    worker_init_fn or a function reached only from one, and not a bare `np.random.seed()`
-    (which reseeds from entropy).
+    worker_init_fn (a lambda one included) or a function reached only from one, not a bare
+    `np.random.seed()` (which reseeds from entropy), and not a seed drawn from entropy or the clock.
     """
-    worker_only = _worker_only(facts)
+    worker_only, in_lambdas = _worker_code(facts)
     nontorch = torch = False
     for record in facts.calls:
         names = call_qualnames(record.node, record.ctx.scope)
         if names & C.GLOBAL_NONTORCH_SEEDERS:
-            if record.node.args and record.ctx.function not in worker_only:
+            in_worker = record.ctx.function in worker_only or record.node in in_lambdas
+            if record.node.args and not in_worker and not _from_entropy(record.node, record.ctx.scope):
                 nontorch = True
         elif names & C.TORCH_SEEDERS or any(_names_a_torch_seeder(n) for n in names):
             torch = True
@@ -321,6 +373,7 @@ class HalfSeededRun(Rule):
 
     ## Not reported
     ```python
+    import os
     import random
 
     from torch.utils.data import DataLoader, get_worker_info
@@ -332,6 +385,14 @@ class HalfSeededRun(Rule):
 
     def make(dataset):
         return DataLoader(dataset, shuffle=True, num_workers=2, worker_init_fn=worker_init)
+
+
+    def make_recipe(dataset):
+        # A lambda worker_init_fn is worker code; a seed from os.urandom is entropy.
+        return DataLoader(
+            dataset, shuffle=True, num_workers=2, multiprocessing_context="fork",  # fork: a lambda is fine
+            worker_init_fn=lambda worker_id: random.seed(int.from_bytes(os.urandom(4), "little") + worker_id),
+        )
     ```
 
     ## Options
@@ -340,8 +401,11 @@ class HalfSeededRun(Rule):
     ## Known limits
     Only run-level seeding shows the wish for reproducible runs: a
     `random.seed(x)` / `np.random.seed(x)` with an argument, in the main
-    process. Seeding inside a `worker_init_fn` (as DL203 finds them) or in a
-    function called only from one, and a bare `np.random.seed()` (entropy),
+    process. Seeding inside a `worker_init_fn` (as DL203 finds them, or a
+    lambda passed as one, directly, bound once to a name or inside
+    `functools.partial`), in a function called only from one (or from such
+    a lambda), a bare `np.random.seed()` (entropy), and a seed built from
+    `os.urandom`, `time` or `secrets` (`np.random.seed(int(time.time()))`),
     do not count. A call of any imported helper whose name contains `seed`
     or `determinism` (`utils.set_seed`, MONAI's `set_determinism`) is
     assumed to seed torch. Not reported through a `**kwargs` splat (it may
@@ -389,21 +453,21 @@ class HalfSeededRun(Rule):
 def worker_init_functions(facts) -> List[FunctionInfo]:
     """Functions passed as `worker_init_fn` (directly, via `functools.partial` or a splatted
     dict) and functions whose first parameter is `worker_id`."""
-    found: List[FunctionInfo] = []
-
-    def add(expr, scope) -> None:
+    found: List[FunctionInfo] = [f for f in facts.functions.values() if f.params and f.params[0] == "worker_id"]
+    for expr, scope in _worker_init_values(facts):
         found.extend(func for func in facts.functions_of(expr, scope) if func not in found)
+    return found
 
-    for func in facts.functions.values():
-        if func.params and func.params[0] == "worker_id":
-            found.append(func)
+
+def _worker_init_values(facts) -> Iterator[Tuple[cst.BaseExpression, Scope]]:
+    """What the file's loaders are given as `worker_init_fn`, directly or through a splatted dict."""
     for call in facts.loader_calls.values():
-        add(call.args["worker_init_fn"].expr, call.ctx.scope)
+        given = call.args["worker_init_fn"].expr
+        if given is not None:
+            yield given, call.ctx.scope
         for arg in call.node.args:
             if arg.star == "**":
-                for mapping, scope in _dict_sources(arg.value, call.ctx.scope):
-                    add(mapping, scope)
-    return found
+                yield from _dict_sources(arg.value, call.ctx.scope)
 
 
 def _dict_sources(expr, scope):

@@ -243,7 +243,10 @@ class PersistentWorkersDisabled(Rule):
     `persistent_workers=<that expression> > 0`. The loader is followed
     wherever the file carries it: a module-level loader read by a function
     the epoch loop calls, a factory that returns it (alone, in a tuple or in
-    a dict), a list or dict of loaders, a trainer object that stores it, a
+    a dict; a factory building one loader per branch of `if is_training:`
+    counts, at each call, only the branch its Known argument takes, by
+    keyword, by position or through `**dict(is_training=True)`), a list or
+    dict of loaders, a trainer object that stores it, a
     wrapper iterable in the `for` header (`metric_logger.log_every(loader,
     10)`), an endless generator (`while True: yield from loader`).
 
@@ -651,7 +654,10 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     ## Known limits
     A `set_epoch` call counts when its receiver may be that sampler: the
     sampler itself, `loader.sampler`, `batch_sampler.sampler`, or a
-    parameter of a same-file function the file calls with it. When a
+    parameter of a same-file function the file calls with it, also the
+    `.sampler` of a loader parameter (`dataloader.sampler.set_epoch(epoch)`
+    in a `_run_epoch(self, epoch, dataloader)` the file calls with the
+    loader); a `set_epoch` on another loader's sampler does not count. When a
     receiver cannot be followed (a parameter no call of the file passes, an
     attribute of an object made elsewhere), nothing is reported in the file:
     that call may be the fix. Not reported for a loader or sampler named for

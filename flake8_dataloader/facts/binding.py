@@ -1,0 +1,108 @@
+"""What a call binds to a function's parameters: Known where the call shows it, Unknown otherwise.
+
+A factory called `make(ds, is_training=True)` or `make(ds, **dict(is_training=True))` runs one
+branch of `if is_training:` at that call; the rules read the loaders of that branch only. A
+parameter the call omits takes its default (Known when the default is a constant); one a
+splat may carry (`*args`, `**cfg`) is Unknown, except the entries of a dict literal or
+`dict(...)` splatted in place, which are read.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Mapping, NamedTuple, Optional, Tuple
+
+import libcst as cst
+
+from .model import ArgState, Known, Unknown
+from .resolve import Scope, evaluate, resolve
+
+# Parameter -> the truth value a branch needs it to have.
+Conditions = Tuple[Tuple[str, bool], ...]
+
+
+class Signature(NamedTuple):
+    """A function's parameters as a caller fills them."""
+
+    positional: Tuple[str, ...]  # in order, the receiver (self, cls) included where there is one
+    keywords: Tuple[str, ...]  # every parameter a keyword can fill
+    defaults: Tuple[Tuple[str, ArgState], ...]  # the default of each parameter that has one
+
+
+def signature_of(node: cst.FunctionDef, params: Tuple[str, ...], scope: Scope) -> Signature:
+    """``params`` as FunctionInfo lists them; defaults evaluated where the def stands (``scope``)."""
+    every = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+    defaults = tuple((p.name.value, evaluate(p.default, scope)) for p in every if p.default is not None)
+    keywords = tuple(p.name.value for p in (*node.params.params, *node.params.kwonly_params))
+    return Signature(params, keywords, defaults)
+
+
+def bind(call: cst.Call, scope: Scope, signature: Signature, offset: int) -> Dict[str, ArgState]:
+    """Every parameter of ``signature`` (the first ``offset`` filled by a receiver excepted) at ``call``."""
+    positional = signature.positional[offset:]
+    out: Dict[str, ArgState] = {}
+    splat = False
+    index = 0
+    for arg in call.args:
+        if arg.star == "*":
+            splat = True
+            for name in positional[index:]:
+                out.setdefault(name, Unknown("may come from *args"))
+            index = len(positional)
+        elif arg.star == "**":
+            entries = _literal_entries(arg.value, scope)
+            if entries is None:
+                splat = True
+            else:
+                for name, value in entries.items():
+                    out[name] = evaluate(value, scope)
+        elif arg.keyword is not None:
+            out[arg.keyword.value] = evaluate(arg.value, scope)
+        elif index < len(positional):
+            out[positional[index]] = evaluate(arg.value, scope)
+            index += 1
+    defaults = dict(signature.defaults)
+    for name in (*positional, *signature.keywords):
+        if name not in out:
+            out[name] = Unknown("may come from **kwargs") if splat else defaults.get(name, Unknown("no default"))
+    return out
+
+
+def _literal_entries(expr: cst.BaseExpression, scope: Scope) -> Optional[Dict[str, cst.BaseExpression]]:
+    """The keys and values of `{"k": v}` or `dict(k=v)` written in place; None for anything else."""
+    if isinstance(expr, cst.Dict):
+        out: Dict[str, cst.BaseExpression] = {}
+        for element in expr.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                return None
+            key = element.key.evaluated_value
+            if not isinstance(key, str):
+                return None
+            out[key] = element.value
+        return out
+    if isinstance(expr, cst.Call) and resolve(expr.func, scope) == {"builtins.dict"}:
+        if any(arg.keyword is None for arg in expr.args):
+            return None
+        return {arg.keyword.value: arg.value for arg in expr.args if arg.keyword is not None}
+    return None
+
+
+def conditions_of(branches, params, is_param) -> Conditions:
+    """The parameters whose truth decides whether code inside ``branches`` runs: `if p:` and `if not p:`
+    tests on a parameter (``is_param`` says which names are); other tests decide nothing here."""
+    out = []
+    for test, side in branches:
+        negated = False
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, True
+        if isinstance(test, cst.Name) and test.value in params and is_param(test):
+            out.append((test.value, side != negated))
+    return tuple(out)
+
+
+def taken(conditions: Conditions, bound: Mapping[str, ArgState]) -> bool:
+    """No condition is decided against by a Known argument."""
+    for name, needed in conditions:
+        state = bound.get(name)
+        if isinstance(state, Known) and bool(state.value) != needed:
+            return False
+    return True
