@@ -4,7 +4,7 @@ import libcst as cst
 import pytest
 
 from flake8_dataloader.facts.analysis import FileFacts
-from flake8_dataloader.facts.binding import Signature, bind, taken
+from flake8_dataloader.facts.binding import Bound, Signature, bind, taken
 from flake8_dataloader.facts.collector import Collector
 from flake8_dataloader.facts.constants import DEFAULT_LOADER_NAMES
 from flake8_dataloader.facts.model import Known, Unknown
@@ -35,24 +35,24 @@ def bound(call_text):
 )
 def test_known_by_position_keyword_splatted_literal_and_default(call, training, workers):
     parameters = bound(call)
-    assert (parameters["is_training"], parameters["workers"]) == (training, workers)
+    assert (parameters["is_training"].state, parameters["workers"].state) == (training, workers)
 
 
 @pytest.mark.parametrize("call", ["f(ds, 32, **cfg)", "f(*args)", "f(ds, 32, is_training=args.train)"])
 def test_what_a_splat_may_carry_or_a_cli_value_is_unknown(call):
-    assert isinstance(bound(call)["is_training"], Unknown)
+    assert isinstance(bound(call)["is_training"].state, Unknown)
 
 
 def test_a_receiver_fills_the_first_parameter():
     signature = Signature(("self", "dataset", "train"), ("self", "dataset", "train"), ())
     facts = facts_of("obj.make(ds, True)\n")
-    assert bind(facts.calls[0].node, facts.calls[0].ctx.scope, signature, 1)["train"] == Known(True)
+    assert bind(facts.calls[0].node, facts.calls[0].ctx.scope, signature, 1)["train"].state == Known(True)
 
 
 def test_a_branch_is_taken_unless_a_known_argument_decides_against_it():
-    assert taken((("is_training", True),), {"is_training": Known(True)})
-    assert not taken((("is_training", True),), {"is_training": Known(0)})
-    assert taken((("is_training", False),), {"is_training": Unknown("cli")})
+    assert taken((("is_training", True),), {"is_training": Bound(Known(True))})
+    assert not taken((("is_training", True),), {"is_training": Bound(Known(0))})
+    assert taken((("is_training", False),), {"is_training": Bound(Unknown("cli"))})
     assert taken((), {})
 
 

@@ -36,17 +36,28 @@ def signature_of(node: cst.FunctionDef, params: Tuple[str, ...], scope: Scope) -
     return Signature(params, keywords, defaults)
 
 
-def bind(call: cst.Call, scope: Scope, signature: Signature, offset: int) -> Dict[str, ArgState]:
+class Bound(NamedTuple):
+    """A parameter at one call: its state there, and the argument expression when one is written."""
+
+    state: ArgState
+    expr: Optional[cst.BaseExpression] = None
+
+
+def bind(call: cst.Call, scope: Scope, signature: Signature, offset: int) -> Dict[str, Bound]:
     """Every parameter of ``signature`` (the first ``offset`` filled by a receiver excepted) at ``call``."""
     positional = signature.positional[offset:]
-    out: Dict[str, ArgState] = {}
+    out: Dict[str, Bound] = {}
     splat = False
     index = 0
+
+    def written(value: cst.BaseExpression) -> Bound:
+        return Bound(evaluate(value, scope), value)
+
     for arg in call.args:
         if arg.star == "*":
             splat = True
             for name in positional[index:]:
-                out.setdefault(name, Unknown("may come from *args"))
+                out.setdefault(name, Bound(Unknown("may come from *args")))
             index = len(positional)
         elif arg.star == "**":
             entries = _literal_entries(arg.value, scope)
@@ -54,16 +65,16 @@ def bind(call: cst.Call, scope: Scope, signature: Signature, offset: int) -> Dic
                 splat = True
             else:
                 for name, value in entries.items():
-                    out[name] = evaluate(value, scope)
+                    out[name] = written(value)
         elif arg.keyword is not None:
-            out[arg.keyword.value] = evaluate(arg.value, scope)
+            out[arg.keyword.value] = written(arg.value)
         elif index < len(positional):
-            out[positional[index]] = evaluate(arg.value, scope)
+            out[positional[index]] = written(arg.value)
             index += 1
     defaults = dict(signature.defaults)
     for name in (*positional, *signature.keywords):
         if name not in out:
-            out[name] = Unknown("may come from **kwargs") if splat else defaults.get(name, Unknown("no default"))
+            out[name] = Bound(Unknown("may come from **kwargs") if splat else defaults.get(name, Unknown("no default")))
     return out
 
 
@@ -99,10 +110,20 @@ def conditions_of(branches, params, is_param) -> Conditions:
     return tuple(out)
 
 
-def taken(conditions: Conditions, bound: Mapping[str, ArgState]) -> bool:
+def taken(conditions: Conditions, bound: Mapping[str, Bound]) -> bool:
     """No condition is decided against by a Known argument."""
     for name, needed in conditions:
-        state = bound.get(name)
+        state = bound[name].state if name in bound else None
         if isinstance(state, Known) and bool(state.value) != needed:
             return False
     return True
+
+
+def reads_parameter(expr: Optional[cst.BaseExpression], function) -> Optional[str]:
+    """The parameter of ``function`` that ``expr`` is, when it is one the function never rebinds."""
+    if function is None or not isinstance(expr, cst.Name) or expr.value not in function.scope.params:
+        return None
+    bindings = function.scope.bindings.get(expr.value, ())
+    if function.scope.lookup(expr.value) is not function.scope or any(b.kind != "param" for b in bindings):
+        return None
+    return expr.value

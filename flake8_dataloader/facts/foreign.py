@@ -45,6 +45,8 @@ class LoaderSummary(NamedTuple):
     # The factory's `if <parameter>:` branches it is built under, one entry per place it is returned
     # from ((): unconditionally); a call whose Known arguments decide every entry against it does not build it.
     conditions: Tuple[Conditions, ...] = ()
+    # Arguments that are a parameter of the factory (argument -> parameter), bound at each call of it.
+    reads: Tuple[Tuple[str, str], ...] = ()
 
 
 class FactorySummary(NamedTuple):

@@ -105,13 +105,31 @@ class IterationFacts(LoaderFacts):
         return False
 
     def sites_of_call(self, call: LoaderCall) -> List[LoaderSite]:
+        """The sites a DataLoader call reaches the program through (itself, factory calls, their elements)."""
         if self._sites_by_call is None:
             index: DefaultDict[LoaderCall, List[LoaderSite]] = defaultdict(list)
             for site in self.loader_sites():
                 for each in site.calls:
-                    index[each].append(site)
+                    index[each.source].append(site)
             self._sites_by_call = index
-        return self._sites_by_call.get(call, [])
+        return self._sites_by_call.get(call.source, [])
+
+    def versions(self, call: LoaderCall) -> List[Tuple[LoaderSite, LoaderCall]]:
+        """Each site of a DataLoader call, with the call as that site builds it (a factory's call binds
+        the arguments that read its parameters: `make(ds, num_workers=0)` is single-process there)."""
+        return [(site, site.version_of(call)) for site in self.sites_of_call(call)]
+
+    def runs_as(self, call: LoaderCall) -> List[LoaderCall]:
+        """The call as the file runs it: as each call of the factories returning it builds it, or as
+        written when no factory call of the file builds it (a module that only defines the factory)."""
+        built = [version for site, version in self.versions(call) if site.node is not call.node]
+        return built or [call]
+
+    def may_use_workers(self, call: LoaderCall) -> bool:
+        return any(version.worker_using() for version in self.runs_as(call))
+
+    def single_process_everywhere(self, call: LoaderCall) -> bool:
+        return all(version.single_process() for version in self.runs_as(call))
 
     # -- finding them --------------------------------------------------------
     def _header_iterables(self, expr: cst.BaseExpression, consumed: Set[cst.Call]) -> List[cst.BaseExpression]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
+from dataclasses import replace
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -10,9 +11,9 @@ from .collector import Collector
 from .foreign import DatasetSummary, Imports, LoaderSummary
 from .classes import ClassInfo
 from .flow import ANY, OBJECT_FLOW, Key, Path, ValueFlow, constant_key
-from .binding import Conditions, Signature, bind, conditions_of, signature_of, taken
-from .model import OMITTED, Argument, ArgState, Context, FunctionInfo, LoaderCall, LoaderSite, Unknown
-from .resolve import BindingKind, Scope, evaluate, resolve
+from .binding import Bound, Conditions, Signature, bind, conditions_of, reads_parameter, signature_of, taken
+from .model import OMITTED, Argument, Context, FunctionInfo, LoaderCall, LoaderSite, Unknown
+from .resolve import Scope, evaluate, resolve
 from .signature import ALL_PARAMETERS, POSITIONAL
 from .walk import UnionMemo
 
@@ -53,6 +54,10 @@ class LoaderFacts(ValueFlow):
             if is_loader:
                 custom_init = subclass is not None and self.method(subclass, "__init__") is not None
                 call = read_arguments(record.node, record.ctx, custom_init)
+                for name, argument in call.args.items():
+                    param = reads_parameter(argument.expr, record.ctx.function)
+                    if param is not None:
+                        call.reads[name] = param
                 self.loader_calls[record.node] = call
                 self.sites[record.node] = LoaderSite(node=record.node, ctx=record.ctx, calls=[call])
 
@@ -70,12 +75,12 @@ class LoaderFacts(ValueFlow):
             factory = self.imports.factory(qualname) if self.imports is not None and qualname else None
             if factory is None:
                 continue
-            bound: Optional[Dict[str, ArgState]] = None
+            bound: Optional[Dict[str, Bound]] = None
             for path, loaders in factory.loaders:
-                if bound is None and any(any(c) for loader in loaders for c in loader.conditions):
+                if bound is None and any(any(c) or loader.reads for loader in loaders for c in loader.conditions):
                     bound = bind(record.node, record.ctx.scope, factory.signature, 0)
                 calls = [
-                    foreign_call(record.node, record.ctx, loader)
+                    foreign_call(record, loader, bound)
                     for loader in loaders
                     if bound is None or not loader.conditions or any(taken(c, bound) for c in loader.conditions)
                 ]
@@ -100,9 +105,9 @@ class LoaderFacts(ValueFlow):
                 callee = self.callees.get(record.node)
                 if callee is None or callee.function not in self.factories or record.node in self.sites:
                     continue
-                taken_here = self._branch_taken(record, callee.function, callee.offset)
+                binder = _Binder(self, record, callee.function, callee.offset)
                 for path, returned in self.factories[callee.function].items():
-                    calls = [call for call in returned if taken_here(call)]
+                    calls = [binder.version(call) for call in returned if binder.builds(call)]
                     if not calls:
                         continue
                     site = LoaderSite(node=record.node, ctx=record.ctx, calls=calls)
@@ -112,21 +117,6 @@ class LoaderFacts(ValueFlow):
                         self.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
         self._memo = UnionMemo(self.budget)
 
-    def _branch_taken(self, record, func: FunctionInfo, offset: int) -> Callable[[LoaderCall], bool]:
-        """Whether a loader ``func`` builds under `if <parameter>:` branches is built at this call of it."""
-        bound: Optional[Dict[str, ArgState]] = None
-
-        def built(call: LoaderCall) -> bool:
-            nonlocal bound
-            conditions = self.made_under.get((func, call))
-            if not conditions or not all(conditions):
-                return True  # built unconditionally somewhere in func
-            if bound is None:
-                bound = bind(record.node, record.ctx.scope, self.signature(func), offset)
-            return any(taken(each, bound) for each in conditions)
-
-        return built
-
     def signature(self, func: FunctionInfo) -> Signature:
         return signature_of(func.node, tuple(func.params), func.scope.parent or func.scope)
 
@@ -135,12 +125,7 @@ class LoaderFacts(ValueFlow):
         func = ctx.function
         if func is None or not ctx.branches:
             return ()
-
-        def unbound_param(name: cst.Name) -> bool:
-            bindings = func.scope.bindings.get(name.value, ())
-            return all(b.kind == BindingKind.PARAM for b in bindings) and func.scope.lookup(name.value) is func.scope
-
-        return conditions_of(ctx.branches, func.scope.params, unbound_param)
+        return conditions_of(ctx.branches, func.scope.params, lambda name: reads_parameter(name, func) is not None)
 
     def _made_loaders(self, func: FunctionInfo) -> Dict[Path, List[LoaderCall]]:
         """The loaders ``func`` builds and returns: alone (path ``()``) or as element ``(key,)``."""
@@ -180,7 +165,7 @@ class LoaderFacts(ValueFlow):
 
     def sites_of_call(self, call: LoaderCall) -> List[LoaderSite]:
         """The sites a loader call reaches the program through (itself, factory calls, their elements)."""
-        return [site for site in self.loader_sites() if call in site.calls]
+        return [site for site in self.loader_sites() if any(c.source is call.source for c in site.calls)]
 
     def site_names(self, site: LoaderSite) -> Set[str]:
         """The names a site's loader is bound to where it is made (`val_loader = ...`)."""
@@ -232,10 +217,54 @@ class LoaderFacts(ValueFlow):
         return self._by_dataset.get(cls, [])
 
 
-def foreign_call(node: cst.Call, ctx: Context, loader: LoaderSummary) -> LoaderCall:
-    """A loader an imported factory builds, seen at the factory's call here."""
+class _Binder:
+    """One call of a same-file factory: which of the loaders it returns it builds (the `if <parameter>:`
+    branches its Known arguments take), and each as built there (its parameter arguments bound)."""
+
+    def __init__(self, facts: "LoaderFacts", record, func: FunctionInfo, offset: int) -> None:
+        self.facts, self.record, self.func, self.offset = facts, record, func, offset
+        self._bound: Optional[Dict[str, Bound]] = None
+
+    @property
+    def bound(self) -> Dict[str, Bound]:
+        if self._bound is None:  # only for factories whose loaders depend on a parameter
+            self._bound = bind(self.record.node, self.record.ctx.scope, self.facts.signature(self.func), self.offset)
+        return self._bound
+
+    def builds(self, call: LoaderCall) -> bool:
+        conditions = self.facts.made_under.get((self.func, call))
+        if not conditions or not all(conditions):
+            return True  # built unconditionally somewhere in the factory
+        return any(taken(each, self.bound) for each in conditions)
+
+    def version(self, call: LoaderCall) -> LoaderCall:
+        if not call.reads:
+            return call
+        return bound_version(call, self.bound, self.record.ctx.function)
+
+
+def bound_version(call: LoaderCall, bound: Dict[str, Bound], caller: Optional[FunctionInfo]) -> LoaderCall:
+    """``call`` with the arguments that read a factory parameter taking what one call of it passes; those
+    the caller passes its own parameter for read that parameter in turn (a factory calling a factory).
+    It stays anchored where ``call`` is (the DataLoader call, or an imported factory's call here)."""
+    args = dict(call.args)
+    reads: Dict[str, str] = {}
+    for name, param in call.reads.items():
+        given = bound.get(param)
+        if given is None:
+            continue
+        args[name] = replace(args[name], state=given.state)
+        passed = reads_parameter(given.expr, caller)
+        if passed is not None:
+            reads[name] = passed
+    return LoaderCall(node=call.node, ctx=call.ctx, args=args, foreign=call.foreign, reads=reads, original=call.source)
+
+
+def foreign_call(record, loader: LoaderSummary, bound: Optional[Dict[str, Bound]]) -> LoaderCall:
+    """A loader an imported factory builds, seen at the factory's call here (its parameters bound there)."""
     args = {name: Argument(name, state) for name, state in loader.states}
-    return LoaderCall(node=node, ctx=ctx, args=args, foreign=loader)
+    call = LoaderCall(node=record.node, ctx=record.ctx, args=args, foreign=loader, reads=dict(loader.reads))
+    return bound_version(call, bound, record.ctx.function) if bound is not None and call.reads else call
 
 
 def read_arguments(call: cst.Call, ctx: Context, custom_init: bool = False) -> LoaderCall:

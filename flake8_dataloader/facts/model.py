@@ -141,6 +141,16 @@ class LoaderCall:
     ctx: Context
     args: Dict[str, Argument]
     foreign: Optional["LoaderSummary"] = None
+    # Arguments that are a parameter of the function the loader is made for (argument -> parameter):
+    # a call of that function binds them (`make(ds, num_workers=0)`).
+    reads: Dict[str, str] = field(default_factory=dict)
+    # For the call as one call of a factory binds it: the DataLoader call it is a version of.
+    original: Optional["LoaderCall"] = None
+
+    @property
+    def source(self) -> "LoaderCall":
+        """The DataLoader call as written (itself, unless this is a version bound by a factory's call)."""
+        return self.original if self.original is not None else self
 
     @property
     def num_workers(self) -> Argument:
@@ -181,6 +191,10 @@ class LoaderSite:
 
     def single_process(self) -> bool:
         return all(c.single_process() for c in self.calls)
+
+    def version_of(self, call: "LoaderCall") -> "LoaderCall":
+        """The DataLoader call ``call`` as this site builds it (its arguments bound by a factory's call)."""
+        return next((c for c in self.calls if c.source is call.source), call)
 
 
 @dataclass(eq=False)

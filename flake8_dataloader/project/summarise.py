@@ -117,6 +117,7 @@ def _loader(facts: FileFacts, call: LoaderCall, origin, factory: FunctionInfo) -
         workers_text=source_of(workers) if workers is not None else None,
         repeated_here=any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)),
         conditions=tuple(facts.made_under.get((factory, call), [()])),
+        reads=tuple(sorted(call.reads.items())),
     )
 
 

@@ -183,7 +183,7 @@ class UnseededDatasetRng(Rule):
             if not drawn - reseeded:
                 continue
             loaders = facts.loaders_using(klass)
-            if loaders and all(call.single_process() or cls._passes_init_fn(call) for call in loaders):
+            if loaders and all(facts.single_process_everywhere(c) or cls._passes_init_fn(c) for c in loaders):
                 continue  # no worker copies the RNG, or a worker_init_fn is assumed to reseed it
             for key in sorted(drawn - reseeded):
                 creation, owner = rngs[key] if key in rngs else (module_rngs[key], klass)
@@ -436,7 +436,7 @@ class HalfSeededRun(Rule):
             if not (generator.omitted or (generator.known and generator.value is None)):
                 continue
             shuffles = call.args["shuffle"].known_truthy() or cls._random_sampler(facts, call)
-            workers = call.worker_using()
+            workers = facts.may_use_workers(call)
             if shuffles or workers:
                 what = " and ".join(w for w, on in (("shuffle order", shuffles), ("worker seeds", workers)) if on)
                 yield cls.finding(call.node, what=what)

@@ -285,7 +285,7 @@ class UnpicklableWorkerPayload(Rule):
         if file_forces_fork(facts, settings):
             return
         for call in facts.loader_calls.values():
-            if not call.worker_using() or uses_fork_context(call):
+            if not facts.may_use_workers(call) or uses_fork_context(call):
                 continue
             seen_anchors: Set[cst.CSTNode] = set()
             for param in PICKLED_PARAMETERS:

@@ -245,8 +245,10 @@ class PersistentWorkersDisabled(Rule):
     the epoch loop calls, a factory that returns it (alone, in a tuple or in
     a dict; a factory building one loader per branch of `if is_training:`
     counts, at each call, only the branch its Known argument takes, by
-    keyword, by position or through `**dict(is_training=True)`), a list or
-    dict of loaders, a trainer object that stores it, a
+    keyword, by position or through `**dict(is_training=True)`; a worker
+    count that is a factory parameter is read, at each call, as the call
+    passes it, so `make(ds, num_workers=0)` is single-process there, in
+    this file and across files), a list or dict of loaders, a trainer object that stores it, a
     wrapper iterable in the `for` header (`metric_logger.log_every(loader,
     10)`), an endless generator (`while True: yield from loader`).
 
@@ -343,7 +345,10 @@ class PersistentWorkersDisabled(Rule):
     a nested comprehension is not a loop. A value carried through more than
     100 nested steps (names, elements, returns) is not followed. Anchor: the
     DataLoader call, inside the factory for loaders a factory builds (that
-    is where `persistent_workers` goes), one finding per call.
+    is where `persistent_workers` goes), one finding per call however many
+    calls of the factory reach it; the suggested keyword is read from the
+    factory's own argument (`num_workers > 0` when it is a parameter, since
+    other calls may pass 0).
 
     ## References
     - [`persistent_workers`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): with it, the workers outlive the end of an epoch and serve the next one.
@@ -360,11 +365,13 @@ class PersistentWorkersDisabled(Rule):
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for call in [*facts.loader_calls.values(), *facts.foreign_calls]:
-            if not call.worker_using() or not _not_persistent(call):
-                continue
             if call.foreign is not None and call.foreign.repeated_here:
                 continue  # the defining module iterates it every epoch itself and reports it there
-            if any(cls._restarted(facts, site) for site in facts.sites_of_call(call)):
+            # One finding per DataLoader call, if any site builds it with workers it does not persist.
+            if any(
+                version.worker_using() and _not_persistent(version) and cls._restarted(facts, site)
+                for site, version in facts.versions(call)
+            ):
                 yield cls.finding(call.node, fix=cls._fix(call))
 
     @staticmethod
@@ -379,6 +386,8 @@ class PersistentWorkersDisabled(Rule):
 
     @staticmethod
     def _fix(call: LoaderCall) -> str:
+        # The keyword goes into the DataLoader call as written (in a factory: for every call of it).
+        call = call.source
         workers = call.num_workers
         if call.foreign is not None:
             text = call.foreign.workers_text
@@ -754,5 +763,6 @@ class SynchronousLoading(Rule):
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for call in facts.loader_calls.values():
-            if call.single_process() and any(facts.iterated_repeatedly(s) for s in facts.sites_of_call(call)):
-                yield cls.finding(call.node, workers=show_workers(call))
+            found = next((v for s, v in facts.versions(call) if v.single_process() and facts.iterated_repeatedly(s)), None)
+            if found is not None:
+                yield cls.finding(call.node, workers=show_workers(found))

@@ -143,14 +143,18 @@ class UnshardedIterableDataset(Rule):
             if shards_by_worker(facts, klass):
                 continue
             for call in facts.loaders_using(klass):
-                if call.several_workers() and not _init_fn_can_shard(facts, call):
+                if _several_workers(facts, call) and not _init_fn_can_shard(facts, call):
                     yield cls.finding(call.node, klass=klass.name, workers=show_workers(call))
         for call in facts.loader_calls.values():
-            if not call.several_workers() or _init_fn_can_shard(facts, call):
+            if not _several_workers(facts, call) or _init_fn_can_shard(facts, call):
                 continue
             for dataset in facts.foreign_datasets(call):
                 if dataset.kind == "iterable" and not dataset.shards:
                     yield cls.finding(call.node, klass=f"{dataset.name} ({dataset.origin})", workers=show_workers(call))
+
+
+def _several_workers(facts, call) -> bool:
+    return any(version.several_workers() for version in facts.runs_as(call))
 
 
 def single_use_return(facts, klass: ClassInfo) -> Optional[str]:
@@ -169,12 +173,11 @@ def single_use_return(facts, klass: ClassInfo) -> Optional[str]:
 
 def _emptied_by(facts, call) -> Optional[str]:
     """Why a single-use dataset goes empty in this loader after one epoch; None when it does not."""
-    persistent = call.args["persistent_workers"].known_truthy()
-    if not (persistent or call.single_process()):
-        return None
-    if not any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
-        return None
-    return "its persistent workers keep the used-up copy" if persistent else "a single process reuses the one dataset object"
+    for site, version in facts.versions(call):
+        persistent = version.args["persistent_workers"].known_truthy()
+        if (persistent or version.single_process()) and facts.iterated_repeatedly(site):
+            return "its persistent workers keep the used-up copy" if persistent else "a single process reuses the one dataset object"
+    return None
 
 
 class SingleUseIterableDataset(Rule):

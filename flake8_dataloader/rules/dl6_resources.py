@@ -62,7 +62,7 @@ def stores_in_init(facts: FileFacts, cls: ClassInfo) -> Iterator[Mutation]:
 
 def only_single_process_loaders(facts: FileFacts, cls: ClassInfo) -> bool:
     loaders = facts.loaders_using(cls)
-    return bool(loaders) and all(call.single_process() for call in loaders)
+    return bool(loaders) and all(facts.single_process_everywhere(call) for call in loaders)
 
 
 class HandleSharedWithWorkers(Rule):
@@ -338,11 +338,11 @@ class CudaInWorkerCode(Rule):
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         where: Dict[FunctionInfo, str] = {}
         for klass in dataset_classes(facts):
-            if any(call.worker_using() for call in facts.loaders_using(klass)):
+            if any(facts.may_use_workers(call) for call in facts.loaders_using(klass)):
                 for method in facts.reachable(klass, READ_METHODS):
                     where.setdefault(method, f"{klass.name}.{method.name}")
         for call in facts.loader_calls.values():
-            if not call.worker_using():
+            if not facts.may_use_workers(call):
                 continue
             for name in ("collate_fn", "worker_init_fn"):
                 for func in facts.reached_from(*facts.functions_of(call.args[name].expr, call.ctx.scope)):
@@ -613,7 +613,7 @@ class ContainersCopiedOnRead(Rule):
         for klass in dataset_classes(facts):
             if facts.dataset_kind(klass) != "map":
                 continue
-            if not any(call.worker_using() for call in facts.loaders_using(klass)):
+            if not any(facts.may_use_workers(call) for call in facts.loaders_using(klass)):
                 continue
             indexed = attributes_read(facts.reachable(klass, ("__getitem__", "__getitems__")), indexed=True)
             for mutation in stores_in_init(facts, klass):
