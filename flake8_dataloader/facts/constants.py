@@ -85,9 +85,10 @@ ITERATING_BUILTINS = frozenset(
 ITERABLE_WRAPPERS_LAST_NAME = frozenset(
     {"enumerate", "zip", "tqdm", "trange", "track", "islice", "cycle", "chain", "iter"}
 )
-# Calls that take a loader but never iterate it (excluded from "passed to a call in a loop").
+# Calls that take a loader but never iterate it (excluded from "passed to a call in a loop"). `next`
+# advances an iterator already made (a DataLoader itself is no iterator): no new workers.
 NON_ITERATING_CALLS = frozenset(
-    {"len", "isinstance", "print", "type", "id", "hasattr", "getattr", "setattr", "repr", "str", "callable"}
+    {"len", "isinstance", "print", "type", "id", "hasattr", "getattr", "setattr", "repr", "str", "callable", "next"}
 )
 # Methods that hand back the same loader wrapped (Accelerate, Lightning Fabric).
 LOADER_WRAPPER_METHODS = frozenset({"prepare", "prepare_data_loader", "setup_dataloaders"})
