@@ -83,4 +83,5 @@ def test_each_call_of_a_two_branch_factory_builds_the_branch_it_takes():
     assert _built_lines(path, "evaluate_every_epoch") == {
         "default": [12], "known_false": [12], "unknown": [10, 12], "splat": [10, 12], "evaluation": [19],
     }
-    assert _built_lines(path, "fit") == {"loader": [29]}
+    assert _built_lines(path, "fit") == {"loader": [29]}  # after the guard clause `if not train: return ...`
+    assert _built_lines(path, "train_with_named_kwargs") == {"named": [67], "tweaked": [73, 74]}

@@ -159,7 +159,17 @@ def reseeded_loop(n: int) -> str:
     return "import torch\n" + HEADER + loader + EPOCHS + body + "    torch.manual_seed(0)\n"
 
 
+def guard_clauses(n: int) -> str:
+    """A factory of n guard clauses (`if p: return ...`), each marking the statements after it."""
+    guard = "    if p{i}:\n        return DataLoader(ds, num_workers={i})\n    x{i} = {i}\n"
+    guards = "".join(guard.format(i=i) for i in range(n))
+    params = ", ".join(f"p{i}=False" for i in range(n))
+    factory = f"def make(ds, {params}):\n{guards}    return DataLoader(ds, num_workers=2)\n\n\n"
+    return HEADER + factory + "loader = make(ds, p0=True)\n" + EPOCHS + "    for batch in loader:\n        pass\n"
+
+
 SHAPES: Dict[str, Callable[[int], str]] = {
+    "guard_clauses": guard_clauses,
     "search_loop": search_loop,
     "reseeded_loop": reseeded_loop,
     "aliases": aliases,

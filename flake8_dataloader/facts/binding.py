@@ -9,12 +9,12 @@ splat may carry (`*args`, `**cfg`) is Unknown, except the entries of a dict lite
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, Mapping, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
 from .model import ArgState, Known, Unknown
-from .resolve import Scope, evaluate, resolve
+from .resolve import Scope, evaluate, follow_single_binding, resolve
 
 # Parameter -> the truth value a branch needs it to have.
 Conditions = Tuple[Tuple[str, bool], ...]
@@ -43,8 +43,12 @@ class Bound(NamedTuple):
     expr: Optional[cst.BaseExpression] = None
 
 
-def bind(call: cst.Call, scope: Scope, signature: Signature, offset: int) -> Dict[str, Bound]:
-    """Every parameter of ``signature`` (the first ``offset`` filled by a receiver excepted) at ``call``."""
+def bind(call: cst.Call, scope: Scope, signature: Signature, offset: int,
+         changed: Callable[[cst.Name, Scope], bool] = lambda name, scope: True) -> Dict[str, Bound]:
+    """Every parameter of ``signature`` (the first ``offset`` filled by a receiver excepted) at ``call``.
+
+    A splatted name bound once to a dict literal or `dict(...)` is read like one written in place,
+    unless ``changed`` says the name is changed in place somewhere (`kwargs["x"] = ...`, `.update`)."""
     positional = signature.positional[offset:]
     out: Dict[str, Bound] = {}
     splat = False
@@ -60,7 +64,7 @@ def bind(call: cst.Call, scope: Scope, signature: Signature, offset: int) -> Dic
                 out.setdefault(name, Bound(Unknown("may come from *args")))
             index = len(positional)
         elif arg.star == "**":
-            entries = _literal_entries(arg.value, scope)
+            entries = _literal_entries(arg.value, scope, changed)
             if entries is None:
                 splat = True
             else:
@@ -78,8 +82,15 @@ def bind(call: cst.Call, scope: Scope, signature: Signature, offset: int) -> Dic
     return out
 
 
-def _literal_entries(expr: cst.BaseExpression, scope: Scope) -> Optional[Dict[str, cst.BaseExpression]]:
-    """The keys and values of `{"k": v}` or `dict(k=v)` written in place; None for anything else."""
+def _literal_entries(
+    expr: cst.BaseExpression, scope: Scope, changed: Callable[[cst.Name, Scope], bool]
+) -> Optional[Dict[str, cst.BaseExpression]]:
+    """The keys and values of `{"k": v}` or `dict(k=v)`, written in place or bound once to a name that
+    nothing changes; None for anything else."""
+    if isinstance(expr, cst.Name) and not changed(expr, scope):
+        expr, scope = follow_single_binding(expr, scope)
+        if isinstance(expr, cst.Name):
+            return None
     if isinstance(expr, cst.Dict):
         out: Dict[str, cst.BaseExpression] = {}
         for element in expr.elements:

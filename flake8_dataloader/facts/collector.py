@@ -10,6 +10,9 @@ from .model import CallRecord, ClassInfo, Context, FunctionInfo, LoopInfo, Mutat
 from .nodes import children
 from .resolve import Binding, BindingKind, Scope, ScopeKind, join_dotted
 
+# Guard clauses (`if p: return ...`) read per block for the branch their followers run in.
+MAX_GUARD_CLAUSES = 8
+
 
 def is_main_guard(test: cst.BaseExpression) -> bool:
     """``__name__ == "__main__"``, either way round, either quote style."""
@@ -311,6 +314,19 @@ class Collector(cst.CSTVisitor):
 
             self._around(node.body, enter, leave)
 
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        """What follows `if p: return ...` in a function runs only when `p` is false (a guard clause)."""
+        if not self._functions:
+            return
+        guards = 0
+        for index, statement in enumerate(node.body):
+            if isinstance(statement, cst.If) and statement.orelse is None and _ends_in_exit(statement.body):
+                guards += 1
+                if guards > MAX_GUARD_CLAUSES:
+                    break  # each guard marks every later statement: bounded, whatever the block's length
+                for later in node.body[index + 1:]:
+                    self._branch(statement.test, later, False)
+
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._branch(node.test, node.body, True)
         self._branch(node.test, node.orelse, False)
@@ -345,6 +361,14 @@ class Collector(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(CallRecord(node=node, ctx=self.context()))
+
+
+def _ends_in_exit(block: cst.BaseSuite) -> bool:
+    """The block's last statement returns or raises."""
+    last = block.body[-1] if block.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    return isinstance(last, (cst.Return, cst.Raise))
 
 
 def _dotted(node: cst.CSTNode) -> str:

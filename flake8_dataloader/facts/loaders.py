@@ -29,6 +29,7 @@ class LoaderFacts(ValueFlow):
         self.foreign_calls: List[LoaderCall] = []
         # The branch conditions under which a factory builds each loader it returns (one per site).
         self.made_under: Dict[Tuple[FunctionInfo, LoaderCall], List[Conditions]] = {}
+        self._changed_names: Optional[Set[Tuple[Optional[Scope], str]]] = None
         self._find_loader_calls()
         self._find_foreign_factories()
         self._find_factories()
@@ -78,7 +79,7 @@ class LoaderFacts(ValueFlow):
             bound: Optional[Dict[str, Bound]] = None
             for path, loaders in factory.loaders:
                 if bound is None and any(any(c) or loader.reads for loader in loaders for c in loader.conditions):
-                    bound = bind(record.node, record.ctx.scope, factory.signature, 0)
+                    bound = bind(record.node, record.ctx.scope, factory.signature, 0, self.changed_name)
                 calls = [
                     foreign_call(record, loader, bound)
                     for loader in loaders
@@ -116,6 +117,21 @@ class LoaderFacts(ValueFlow):
                     else:
                         self.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
         self._memo = UnionMemo(self.budget)
+
+    def changed_name(self, name: cst.Name, scope: Scope) -> bool:
+        """The name's object is changed in place somewhere in the file (item or attribute assignment,
+        a method call on it): a dict bound to it once may not hold only what it was built with."""
+        if self._changed_names is None:
+            found: Set[Tuple[Optional[Scope], str]] = set()
+            for mutation in self._collector.mutations:
+                if isinstance(mutation.base, cst.Name):
+                    found.add((mutation.ctx.scope.lookup(mutation.base.value), mutation.base.value))
+            for record in self.calls:
+                func = record.node.func
+                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                    found.add((record.ctx.scope.lookup(func.value.value), func.value.value))
+            self._changed_names = found
+        return (scope.lookup(name.value), name.value) in self._changed_names
 
     def signature(self, func: FunctionInfo) -> Signature:
         return signature_of(func.node, tuple(func.params), func.scope.parent or func.scope)
@@ -228,7 +244,8 @@ class _Binder:
     @property
     def bound(self) -> Dict[str, Bound]:
         if self._bound is None:  # only for factories whose loaders depend on a parameter
-            self._bound = bind(self.record.node, self.record.ctx.scope, self.facts.signature(self.func), self.offset)
+            signature = self.facts.signature(self.func)
+            self._bound = bind(self.record.node, self.record.ctx.scope, signature, self.offset, self.facts.changed_name)
         return self._bound
 
     def builds(self, call: LoaderCall) -> bool:

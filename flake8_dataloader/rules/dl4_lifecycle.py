@@ -245,7 +245,9 @@ class PersistentWorkersDisabled(Rule):
     the epoch loop calls, a factory that returns it (alone, in a tuple or in
     a dict; a factory building one loader per branch of `if is_training:`
     counts, at each call, only the branch its Known argument takes, by
-    keyword, by position or through `**dict(is_training=True)`; a worker
+    keyword, by position or through `**dict(is_training=True)` (or a dict
+    bound once to a name that nothing changes in place, `**train_kwargs`;
+    a guard clause `if is_training: return ...` is a branch too); a worker
     count that is a factory parameter is read, at each call, as the call
     passes it, so `make(ds, num_workers=0)` is single-process there, in
     this file and across files), a list or dict of loaders, a trainer object that stores it, a
