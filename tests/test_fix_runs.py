@@ -26,6 +26,7 @@ EXPECTED_OUTPUT = {
         "[[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]], [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]] True 2\n"
     ),
     "dl301_redefined.py": "v1\nv2\n",
+    "dl402_comprehension.py": "[[6.0, 22.0], [38.0]]\n" * 3,
     "dl402_dataset_changes.py": (
         "through_a_helper [0, 1, 2]\nthrough_setattr [0, 1, 2]\n"
         "shuffled_in_place [[2, 0, 1, 3], [2, 0, 3, 1], [2, 3, 0, 1]]\nimported_dataset [0, 1, 2]\n"

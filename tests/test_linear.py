@@ -168,7 +168,25 @@ def guard_clauses(n: int) -> str:
     return HEADER + factory + "loader = make(ds, p0=True)\n" + EPOCHS + "    for batch in loader:\n        pass\n"
 
 
+def container_through_functions(n: int) -> str:
+    """A list of two loaders handed down n functions, the last unpacking it and iterating both."""
+    steps = "".join(f"def step{i}(loaders):\n    step{i + 1}(loaders)\n\n\n" for i in range(n))
+    iterate = "    for batch in a:\n        pass\n    for batch in b:\n        pass\n\n\n"
+    last = f"def step{n}(loaders):\n    a, b = loaders\n" + iterate
+    built = "la = DataLoader(ds, num_workers=2)\nlb = DataLoader(ds, num_workers=2)\n"
+    return HEADER + steps + last + built + EPOCHS + "    step0([la, lb])\n"
+
+
+def comprehension_chain(n: int) -> str:
+    """n dict comprehensions, each reading the one before by key, the last iterated every epoch."""
+    first = "c0 = {k: DataLoader(ds[k], num_workers=2) for k in keys}\n"
+    chain = "".join(f"c{i} = {{k: c{i - 1}[k] for k in keys}}\n" for i in range(1, n))
+    return HEADER + first + chain + EPOCHS + f"    for batch in c{n - 1}['train']:\n        pass\n"
+
+
 SHAPES: Dict[str, Callable[[int], str]] = {
+    "container_through_functions": container_through_functions,
+    "comprehension_chain": comprehension_chain,
     "guard_clauses": guard_clauses,
     "search_loop": search_loop,
     "reseeded_loop": reseeded_loop,
@@ -282,7 +300,7 @@ def test_the_resnet_shape_finds_the_loader_after_its_model(k):
 
 def many_container_reads(n: int) -> str:  # n loaders in a list, read n times by an unknown index: n * n steps
     loaders = "loaders = [\n" + "    DataLoader(ds, num_workers=2),\n" * n + "]\n"
-    return HEADER + loaders + EPOCHS + "    for batch in loaders[epoch]:\n        pass\n" * n
+    return HEADER + loaders + EPOCHS + "    for batch in loaders[idx]:\n        pass\n" * n
 
 
 def test_past_the_work_budget_a_file_gives_up_with_one_log_line(caplog):

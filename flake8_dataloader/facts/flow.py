@@ -112,6 +112,10 @@ class ValueFlow(CallGraph):
             return set(self.values(expr.value, scope, path, mode))
         if path and isinstance(expr, (cst.Tuple, cst.List, cst.Set, cst.Dict)):
             return self._element_values(expr, scope, path, mode)
+        if path and isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return set(self.values(expr.elt, scope, path[1:], mode))  # every element, whatever the key
+        if path and isinstance(expr, cst.DictComp):
+            return set(self.values(expr.value, scope, path[1:], mode))
         if isinstance(expr, cst.Call):
             return self._call_values(expr, scope, path, mode)
         return {Value(expr, scope, path)}

@@ -22,14 +22,18 @@ from .collector import Collector
 from .foreign import CallableSummary, Imports
 from .loaders import LoaderFacts
 from .model import CallRecord, Context, FunctionInfo, IterationSite, LoaderCall, LoaderSite, LoopInfo
-from .resolve import resolve
+from .resolve import names_in, resolve
 
 
 def repeating_loops(expr: cst.BaseExpression, ctx: Context) -> Tuple[LoopInfo, ...]:
     """The loops around ``expr`` that repeat its value: not one whose target it is
-    (`for loader in loaders: for batch in loader:` visits each loader once)."""
+    (`for loader in loaders: for batch in loader:` visits each loader once), nor one whose target
+    picks it (`for phase in ["train", "val"]: for batch in loaders[phase]:`)."""
     if isinstance(expr, cst.Name):
         return tuple(loop for loop in ctx.loops if expr.value not in loop.target_names)
+    if isinstance(expr, cst.Subscript):
+        keys = set().union(*(names_in(element.slice) for element in expr.slice))
+        return tuple(loop for loop in ctx.loops if not keys & loop.target_names)
     return ctx.loops
 
 
@@ -310,12 +314,27 @@ class IterationFacts(LoaderFacts):
                 self.iterations.append(IterationSite(site, record.node, record.ctx, record.ctx.loops, None, repeated))
 
     def param_of(self, expr: cst.CSTNode, func: Optional[FunctionInfo]) -> Optional[str]:
-        """The parameter of ``func`` an expression reads (directly or subscripted)."""
+        """The parameter of ``func`` an expression reads: directly, subscripted, or through a name the
+        function binds only by unpacking or subscripting it (`train_loader, val_loader = loaders`)."""
         if func is None:
             return None
         if isinstance(expr, cst.Subscript):
             expr = expr.value
-        if isinstance(expr, cst.Name) and expr.value in func.scope.params:
-            if func.scope.lookup(expr.value) is func.scope:
-                return expr.value
+        if not isinstance(expr, cst.Name) or func.scope.lookup(expr.value) is not func.scope:
+            return None
+        if expr.value in func.scope.params:
+            return expr.value
+        bindings = func.scope.bindings.get(expr.value, ())
+        sources = {self._unpacked_param(b, func) for b in bindings}
+        return sources.pop() if len(sources) == 1 and None not in sources else None
+
+    @staticmethod
+    def _unpacked_param(binding, func: FunctionInfo) -> Optional[str]:
+        value = binding.value
+        if binding.kind == "unpack" or (binding.kind == "assign" and isinstance(value, cst.Subscript)):
+            if isinstance(value, cst.Subscript):
+                value = value.value
+            if isinstance(value, cst.Name) and value.value in func.scope.params:
+                if all(b.kind == "param" for b in func.scope.bindings.get(value.value, ())):
+                    return value.value
         return None

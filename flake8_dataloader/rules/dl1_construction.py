@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Tuple
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple
 
 import libcst as cst
 
@@ -523,6 +523,14 @@ class AttributeSetAfterConstruction(Rule):
         loader.collate_fn = None
         loader.pin_memory = True
         return loader
+
+
+    class MultiEpochs(DataLoader):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._DataLoader__initialized = False  # PyTorch's guard cleared first: accepted
+            self.batch_sampler = list(self.batch_sampler)
+            self._DataLoader__initialized = True
     ```
 
     ## Options
@@ -532,7 +540,10 @@ class AttributeSetAfterConstruction(Rule):
     `num_workers`, `collate_fn`, `pin_memory` and `shuffle` can be set and
     are not reported; `setattr(loader, "dataset", ...)` with a string is not
     followed. In a subclass, an assignment counts as after `super().__init__`
-    when it is in a later statement of the same method. Anchor: the
+    when it is in a later statement of the same method, and is not reported
+    when a statement between them sets `self._DataLoader__initialized =
+    False` (and none sets it back to `True` before it), as timm's
+    `MultiEpochsDataLoader` does: PyTorch's guard is then off. Anchor: the
     assignment.
 
     ## References
@@ -570,7 +581,30 @@ def _after_super_init(facts: FileFacts, mutation: Mutation) -> bool:
     inits = [r.node for r in facts.calls_in(func) if _is_super_init(r.node)]
     first_init = min((i for i, s in enumerate(statements) if any(_contains(s, c) for c in inits)), default=None)
     here = next((i for i, s in enumerate(statements) if _contains(s, mutation.node)), None)
-    return first_init is not None and here is not None and here > first_init
+    if first_init is None or here is None or here <= first_init:
+        return False
+    # `self._DataLoader__initialized = False` first (timm's MultiEpochsDataLoader): PyTorch then accepts it.
+    cleared = False
+    for statement in statements[first_init + 1:here]:
+        guard = _initialized_flag(statement, base.value)
+        if guard is not None:
+            cleared = not guard
+    return not cleared
+
+
+def _initialized_flag(statement: cst.CSTNode, me: str) -> Optional[bool]:
+    """The value a statement `self._DataLoader__initialized = <True/False>` gives DataLoader's guard."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    assign = statement.body[0]
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    target, value = assign.targets[0].target, assign.value
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me):
+        return None
+    if target.attr.value != "_DataLoader__initialized" or not isinstance(value, cst.Name):
+        return None
+    return {"True": True, "False": False}.get(value.value)
 
 
 def _is_super_init(call: cst.Call) -> bool:

@@ -250,9 +250,13 @@ class PersistentWorkersDisabled(Rule):
     a guard clause `if is_training: return ...` is a branch too); a worker
     count that is a factory parameter is read, at each call, as the call
     passes it, so `make(ds, num_workers=0)` is single-process there, in
-    this file and across files), a list or dict of loaders, a trainer object that stores it, a
-    wrapper iterable in the `for` header (`metric_logger.log_every(loader,
-    10)`), an endless generator (`while True: yield from loader`).
+    this file and across files), a list or dict of loaders (also one built
+    by a comprehension, `{x: DataLoader(sets[x], ...) for x in splits}`,
+    reached by any subscript such as `dataloaders[phase]`, and one handed to
+    a function of this file that unpacks or subscripts it: `train_loader,
+    eval_loader = loaders`), a trainer object that stores it, a wrapper
+    iterable in the `for` header (`metric_logger.log_every(loader, 10)`), an
+    endless generator (`while True: yield from loader`).
 
     ## Why is this bad?
     Each epoch's `iter(loader)` starts `num_workers` new processes and hands
@@ -328,8 +332,9 @@ class PersistentWorkersDisabled(Rule):
     ## Known limits
     Performance advice, deliberately including canonical code written before
     persistent workers existed. Not reported when the only loop is the one
-    whose header iterates the loader, through a `**kwargs` splat, or together
-    with DL401. Not reported when the loop reseeds torch with a value it does
+    whose header iterates the loader, or one whose target picks the loader
+    (`for phase in ["train", "val"]: for b in loaders[phase]:` visits each
+    once), through a `**kwargs` splat, or together with DL401. Not reported when the loop reseeds torch with a value it does
     not change before the iteration (`torch.manual_seed(42)`, a function of
     this file that calls it, or the function that iterates seeding itself):
     fresh workers then replay one random stream every epoch on purpose (a
