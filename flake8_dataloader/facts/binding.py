@@ -4,7 +4,8 @@ A factory called `make(ds, is_training=True)` or `make(ds, **dict(is_training=Tr
 branch of `if is_training:` at that call; the rules read the loaders of that branch only. A
 parameter the call omits takes its default (Known when the default is a constant); one a
 splat may carry (`*args`, `**cfg`) is Unknown, except the entries of a dict literal or
-`dict(...)` splatted in place, which are read.
+`dict(...)` splatted in place or bound once to a name that nothing changes in place, which are
+read. A key given explicitly cannot also come from a splat (Python raises), so it stays Known.
 """
 
 from __future__ import annotations
