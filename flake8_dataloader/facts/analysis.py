@@ -18,7 +18,7 @@ from .iteration import IterationFacts
 from .loaders import read_arguments
 from .loops import drop_single_pass_loops
 from .model import Mutation
-from .mutation import LoopChanges, Reseeds
+from .mutation import LoopChanges, LoopTouches, Reseeds
 
 __all__ = ["FileFacts", "last_name", "read_arguments"]
 
@@ -31,6 +31,7 @@ class FileFacts(IterationFacts):
         super().__init__(collector, loader_names, imports)
         self._loop_changes: Optional[LoopChanges] = None
         self._reseeds: Optional[Reseeds] = None
+        self._loop_touches: Optional[LoopTouches] = None
         self._call_order: Optional[Dict[cst.CSTNode, int]] = None
 
     @property
@@ -53,6 +54,13 @@ class FileFacts(IterationFacts):
         if order is None:
             order = self._collector.calls_before.get(node, 0)
         return self._call_order.get(call, order) < order
+
+    @property
+    def loop_touches(self) -> LoopTouches:
+        """What each loop's statements may change through, indexed (built when a rule first asks)."""
+        if self._loop_touches is None:
+            self._loop_touches = LoopTouches(self)
+        return self._loop_touches
 
     @property
     def reseeds(self) -> Reseeds:
