@@ -33,6 +33,8 @@ class DatasetSummary(NamedTuple):
     single_use: Optional[str]  # what __iter__ returns when that is used up after one pass ("self")
     iter_origin: Optional[Origin]  # where that __iter__ is
     single_use_reported: bool  # a loader of the defining module already triggers DL502 there
+    # (attribute, what) when the class holds something a worker cannot unpickle on self (DL302).
+    held: Optional[Tuple[str, str]] = None
 
 
 class LoaderSummary(NamedTuple):

@@ -260,7 +260,8 @@ class _Binder:
         return bound_version(call, self.bound, self.record.ctx.function)
 
 
-def bound_version(call: LoaderCall, bound: Dict[str, Bound], caller: Optional[FunctionInfo]) -> LoaderCall:
+def bound_version(call: LoaderCall, bound: Dict[str, Bound], caller: Optional[FunctionInfo],
+                  with_expressions: bool = False) -> LoaderCall:
     """``call`` with the arguments that read a factory parameter taking what one call of it passes; those
     the caller passes its own parameter for read that parameter in turn (a factory calling a factory).
     It stays anchored where ``call`` is (the DataLoader call, or an imported factory's call here)."""
@@ -271,6 +272,8 @@ def bound_version(call: LoaderCall, bound: Dict[str, Bound], caller: Optional[Fu
         if given is None:
             continue
         args[name] = replace(args[name], state=given.state)
+        if with_expressions and given.expr is not None:  # the call stands here: its expression is readable
+            args[name] = replace(args[name], expr=given.expr)
         passed = reads_parameter(given.expr, caller)
         if passed is not None:
             reads[name] = passed
@@ -281,7 +284,9 @@ def foreign_call(record, loader: LoaderSummary, bound: Optional[Dict[str, Bound]
     """A loader an imported factory builds, seen at the factory's call here (its parameters bound there)."""
     args = {name: Argument(name, state) for name, state in loader.states}
     call = LoaderCall(node=record.node, ctx=record.ctx, args=args, foreign=loader, reads=dict(loader.reads))
-    return bound_version(call, bound, record.ctx.function) if bound is not None and call.reads else call
+    if bound is None or not call.reads:
+        return call
+    return bound_version(call, bound, record.ctx.function, with_expressions=True)
 
 
 def read_arguments(call: cst.Call, ctx: Context, custom_init: bool = False) -> LoaderCall:

@@ -20,6 +20,7 @@ from ..facts.iteration import Use
 from ..facts.model import ClassInfo, FunctionInfo, LoaderCall
 from ..positions import node_starts
 from ..rules.base import source_of
+from ..rules.dl3_start_method import UnpicklableWorkerPayload
 from ..rules.dl5_correctness import SingleUseIterableDataset, shards_by_worker, single_use_return
 from ..settings import Settings
 from .lines import CallLines, first_line, method_line, top_level
@@ -82,6 +83,7 @@ def summarise(
             single_use=single_use_return(facts, klass) if kind == "iterable" else None,
             iter_origin=origin(iter_method.node, cls=iter_method.cls) if iter_method is not None else None,
             single_use_reported=iter_method is not None and iter_method.node in reported,
+            held=UnpicklableWorkerPayload.held_on_self(facts, klass),
         )
     factories: Dict[str, FactorySummary] = {}
     module_level = set(top_functions)

@@ -223,7 +223,7 @@ class RejectedCombination(Rule):
     """
 
     CODE = "DL103"
-    ACROSS_FILES = WRITTEN_HERE + " An IterableDataset class imported from the project is not followed for its clause."
+    ACROSS_FILES = WRITTEN_HERE + " An IterableDataset class imported from the project is followed for its clause, naming the class's file and line."
     NAME = "rejected-argument-combination"
     MESSAGE = "{detail}"
     TRIGGERS = NEEDS_LOADER
@@ -280,12 +280,14 @@ class RejectedCombination(Rule):
         dataset = a["dataset"]
         if dataset.expr is not None:
             cls = facts.instance_class(dataset.expr, call.ctx.scope)
-            if cls is not None and facts.dataset_kind(cls) == "iterable":
+            iterables = [cls.name] if cls is not None and facts.dataset_kind(cls) == "iterable" else []
+            iterables += [f"{d.name} ({d.origin})" for d in facts.foreign_datasets(call) if d.kind == "iterable"]
+            for name_of_class in iterables[:1]:
                 if a["shuffle"].known_truthy():
-                    yield "shuffle", _with_iterable("shuffle", cls.name)
+                    yield "shuffle", _with_iterable("shuffle", name_of_class)
                 for name in ("sampler", "batch_sampler"):
                     if a[name].known_not_none():
-                        yield name, _with_iterable(name, cls.name)
+                        yield name, _with_iterable(name, name_of_class)
 
 
 START_METHODS = ("fork", "spawn", "forkserver")

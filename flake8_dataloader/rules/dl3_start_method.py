@@ -275,7 +275,11 @@ class UnpicklableWorkerPayload(Rule):
     """
 
     CODE = "DL302"
-    ACROSS_FILES = PER_FILE + " A dataset class imported from the project that holds a lambda is not followed."
+    ACROSS_FILES = (
+        "A dataset class imported from the project that holds a lambda, a nested function or a generator on "
+        "`self` is followed: the loader call of this file is reported (or the call of an imported factory "
+        "whose dataset parameter it is given), naming the class's file and line."
+    )
     NAME = "unpicklable-worker-payload"
     MESSAGE = "{what} passed as {param} cannot be pickled for spawn/forkserver workers; {fix}"
     TRIGGERS = NEEDS_LOADER
@@ -297,6 +301,18 @@ class UnpicklableWorkerPayload(Rule):
                     if anchor not in seen_anchors:
                         seen_anchors.add(anchor)
                         yield cls.finding(anchor, what=what, param=param, fix=fix)
+        # Dataset classes of other project modules that hold one on self (at a loader call here, or at
+        # the call of an imported factory whose dataset parameter is given an instance of one).
+        for call in [*facts.loader_calls.values(), *facts.foreign_calls]:
+            if not facts.may_use_workers(call) or uses_fork_context(call):
+                continue
+            for dataset in facts.foreign_datasets(call):
+                if dataset.held is not None:
+                    attr, what = dataset.held
+                    yield cls.finding(
+                        call.node, what=f"an instance of {dataset.name} ({dataset.origin}) holding {what} on self.{attr}",
+                        param="dataset", fix="store a module-level function (or the data itself) instead",
+                    )
 
     @classmethod
     def _unpicklable(cls, facts, expr, scope, seen, inside=True):
@@ -363,6 +379,11 @@ class UnpicklableWorkerPayload(Rule):
             yield name, f"function-local class {name.value}", "define it at module level", True
         elif binding.kind == "assign" and binding.value is not None:
             yield from cls._unpicklable(facts, binding.value, binding.scope, seen, False)
+
+    @classmethod
+    def held_on_self(cls, facts, klass) -> Optional[Tuple[str, str]]:
+        """(attribute, what) when the class (or a base of this file) holds something unpicklable on self."""
+        return cls._held_on_self(facts, klass, Visited())
 
     @classmethod
     def _held_on_self(cls, facts, klass, seen) -> Optional[Tuple[str, str]]:

@@ -63,7 +63,7 @@ def rejected_combinations(opts: Options) -> dict:
         "batch_sampler+batch_size": lambda: DataLoader(ds, batch_size=4, batch_sampler=batches),  # noqa: DL103
         "batch_size=None+drop_last": lambda: DataLoader(ds, batch_size=None, drop_last=True),  # noqa: DL103
         "context without workers": lambda: DataLoader(ds, multiprocessing_context="spawn"),  # noqa: DL103
-        "IterableDataset+shuffle": lambda: DataLoader(Unsharded(), shuffle=True),
+        "IterableDataset+shuffle": lambda: DataLoader(Unsharded(), shuffle=True),  # noqa: DL103
         "timeout>0 without workers": lambda: next(iter(DataLoader(ds, timeout=5))),  # noqa: DL103
         # Rule book v5: values the constructor (or the first iter()) rejects.
         "batch_size=0": lambda: DataLoader(ds, batch_size=0),  # noqa: DL103
