@@ -35,6 +35,10 @@ class DatasetSummary(NamedTuple):
     single_use_reported: bool  # a loader of the defining module already triggers DL502 there
     # (attribute, what) when the class holds something a worker cannot unpickle on self (DL302).
     held: Optional[Tuple[str, str]] = None
+    # ("Class.method", "path:line") of a CUDA call in the methods a worker runs to read it (DL602).
+    cuda: Optional[Tuple[str, str]] = None
+    # `self` attributes holding Python containers built from data that `__getitem__` indexes (DL620).
+    containers: Tuple[str, ...] = ()
 
 
 class LoaderSummary(NamedTuple):

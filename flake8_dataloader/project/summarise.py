@@ -22,6 +22,8 @@ from ..positions import node_starts
 from ..rules.base import source_of
 from ..rules.dl3_start_method import UnpicklableWorkerPayload
 from ..rules.dl5_correctness import SingleUseIterableDataset, shards_by_worker, single_use_return
+from ..rules.dl6_resources import containers_indexed, cuda_in_reads
+from ..facts.classes import self_attribute
 from ..settings import Settings
 from .lines import CallLines, first_line, method_line, top_level
 
@@ -63,6 +65,8 @@ def summarise(
     factory_calls = [c for by_path in facts.factories.values() for calls in by_path.values() for c in calls]
     nodes: List[cst.CSTNode] = [k.node for k in top_classes] + [f.node for f in top_functions]
     nodes += [c.node for c in factory_calls] + [m.node for m in iter_methods.values()]
+    cuda = {k: found for k, found in ((k, cuda_in_reads(facts, k)) for k in top_classes) if found is not None}
+    nodes += [call for _, call in cuda.values()]
     lines = _Lines(facts, module, source, tree, nodes)
 
     def origin(node: cst.CSTNode, function: Optional[FunctionInfo] = None, cls: Optional[ClassInfo] = None) -> Origin:
@@ -84,6 +88,8 @@ def summarise(
             iter_origin=origin(iter_method.node, cls=iter_method.cls) if iter_method is not None else None,
             single_use_reported=iter_method is not None and iter_method.node in reported,
             held=UnpicklableWorkerPayload.held_on_self(facts, klass),
+            cuda=_cuda_place(cuda.get(klass), klass, origin),
+            containers=_indexed_attributes(facts, klass),
         )
     factories: Dict[str, FactorySummary] = {}
     module_level = set(top_functions)
@@ -105,6 +111,18 @@ def summarise(
         if summary is not None:
             callables[klass.name] = summary
     return ModuleSummary(datasets, factories, callables)
+
+
+def _indexed_attributes(facts: FileFacts, klass: ClassInfo) -> Tuple[str, ...]:
+    attributes = (self_attribute(m.node, m.ctx.function) for m in containers_indexed(facts, klass) if m.ctx.function)
+    return tuple(sorted({attr for attr in attributes if attr is not None}))
+
+
+def _cuda_place(found: Optional[Tuple[FunctionInfo, cst.Call]], klass: ClassInfo, origin) -> Optional[Tuple[str, str]]:
+    if found is None:
+        return None
+    method, call = found
+    return f"{klass.name}.{method.name}", str(origin(call, method))
 
 
 def _levels(uses: Dict[str, Use]) -> Tuple[Tuple[str, int], ...]:

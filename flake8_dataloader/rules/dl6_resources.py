@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -213,6 +213,29 @@ def _is_cuda_text(expr: cst.BaseExpression, scope: Scope) -> bool:
     return isinstance(state, Known) and isinstance(state.value, str) and state.value.startswith("cuda")
 
 
+def cuda_in_reads(facts: FileFacts, klass: ClassInfo) -> Optional[Tuple[FunctionInfo, cst.Call]]:
+    """The first CUDA call in the methods a worker runs to read the class (`__getitem__`, `__iter__`...)."""
+    for method in facts.reachable(klass, READ_METHODS):
+        for record in facts.calls_in(method):
+            if cuda_call(record.node, record.ctx.scope):
+                return method, record.node
+    return None
+
+
+def containers_indexed(facts: FileFacts, klass: ClassInfo) -> List[Mutation]:
+    """`self.x = <a Python list/dict built from data>` in `__init__` that `__getitem__` indexes (DL620)."""
+    if facts.dataset_kind(klass) != "map":
+        return []
+    indexed = attributes_read(facts.reachable(klass, ("__getitem__", "__getitems__")), indexed=True)
+    found = []
+    for mutation in stores_in_init(facts, klass):
+        method = mutation.ctx.function
+        attr = self_attribute(mutation.node, method) if method is not None else None
+        if attr in indexed and _built_container(mutation.value, mutation.ctx.scope):
+            found.append(mutation)
+    return found
+
+
 def cuda_call(call: cst.Call, scope: Scope) -> bool:
     """`.cuda()`, `.to("cuda")`, `.to(torch.device("cuda"))`, `device="cuda"`, `torch.cuda.*` (not queries)."""
     func = call.func
@@ -326,7 +349,12 @@ class CudaInWorkerCode(Rule):
     """
 
     CODE = "DL602"
-    ACROSS_FILES = PER_FILE + " Reported when the dataset class (or function) and a worker-using loader of it are in the same file."
+    ACROSS_FILES = (
+        "A dataset class imported from the project whose `__getitem__`/`__iter__` (or what they call) uses CUDA "
+        "is followed: the worker-using loader call of this file is reported (or the call of an imported factory "
+        "whose dataset parameter is given an instance), naming the method's file and line. collate_fn and "
+        "worker_init_fn functions are followed within their file."
+    )
     NAME = "cuda-in-worker-code"
     MESSAGE = (
         "CUDA used in {where}, which runs in the loader's workers (fork: 'Cannot re-initialize CUDA'; spawn: a "
@@ -353,6 +381,12 @@ class CudaInWorkerCode(Rule):
                 if record.node not in reported and cuda_call(record.node, record.ctx.scope):
                     reported.add(record.node)
                     yield cls.finding(record.node, where=label)
+        # Dataset classes of other project modules: reported at the loader (or imported factory) call here.
+        for call in [*facts.loader_calls.values(), *facts.foreign_calls]:
+            if facts.may_use_workers(call):
+                for dataset in facts.foreign_datasets(call):
+                    if dataset.cuda is not None:
+                        yield cls.finding(call.node, where=f"{dataset.cuda[0]} ({dataset.cuda[1]})")
 
 
 CUDA_TENSOR_TYPES = "torch.cuda."
@@ -599,7 +633,11 @@ class ContainersCopiedOnRead(Rule):
     """
 
     CODE = "DL620"
-    ACROSS_FILES = PER_FILE + " Reported when the dataset class and a worker-using loader of it are in the same file."
+    ACROSS_FILES = (
+        "A dataset class imported from the project is followed: the worker-using loader call of this file is "
+        "reported (or the call of an imported factory whose dataset parameter is given an instance), naming the "
+        "class's file and line; the defining file reports the assignment for its own loaders."
+    )
     NAME = "containers-copied-on-read"
     MESSAGE = (
         "self.{attr} is a Python container indexed by every worker of {klass}: each read copies its pages "
@@ -611,16 +649,18 @@ class ContainersCopiedOnRead(Rule):
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for klass in dataset_classes(facts):
-            if facts.dataset_kind(klass) != "map":
-                continue
             if not any(facts.may_use_workers(call) for call in facts.loaders_using(klass)):
                 continue
-            indexed = attributes_read(facts.reachable(klass, ("__getitem__", "__getitems__")), indexed=True)
-            for mutation in stores_in_init(facts, klass):
+            for mutation in containers_indexed(facts, klass):
                 method = mutation.ctx.function
                 attr = self_attribute(mutation.node, method) if method is not None else None
-                if attr in indexed and _built_container(mutation.value, mutation.ctx.scope):
-                    yield cls.finding(mutation.node, attr=attr, klass=klass.name)
+                yield cls.finding(mutation.node, attr=attr, klass=klass.name)
+        # Dataset classes of other project modules: reported at the loader (or imported factory) call here.
+        for call in [*facts.loader_calls.values(), *facts.foreign_calls]:
+            if facts.may_use_workers(call):
+                for dataset in facts.foreign_datasets(call):
+                    for attr in dataset.containers:
+                        yield cls.finding(call.node, attr=attr, klass=f"{dataset.name} ({dataset.origin})")
 
 
 def _built_container(value: Optional[cst.CSTNode], scope: Scope) -> bool:

@@ -118,7 +118,7 @@ def cuda_in_worker(opts: Options) -> Dict:
     if missing is not None:
         return missing
     torch.zeros(1).cuda()  # the main process initialises CUDA, as training code does
-    bad = outcome(lambda: next(iter(DataLoader(CudaInGetitem(), batch_size=4, num_workers=2,
+    bad = outcome(lambda: next(iter(DataLoader(CudaInGetitem(), batch_size=4, num_workers=2,  # noqa: DL602
                                                multiprocessing_context="fork"))))
     fixed = outcome(lambda: next(iter(DataLoader(CpuInGetitem(), batch_size=4, num_workers=2, pin_memory=True,
                                                  multiprocessing_context="fork")))[0].cuda(non_blocking=True))
