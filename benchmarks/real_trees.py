@@ -3,6 +3,7 @@
     python benchmarks/real_trees.py TREE [TREE ...]            # each TREE a checkout's root, kept outside this repo
     python benchmarks/real_trees.py --repeats 3 --slowest 10 TREES...
     python benchmarks/real_trees.py --files-only TREES...       # only the per-file pass (no whole flake8 runs)
+    python benchmarks/real_trees.py --files-only --no-prefilter --findings off.txt TREES...  # what the prefilter loses
 
 Whole trees: `flake8 -j1 --isolated` from the tree's root without the plugin (benchmarks/run_flake8.py
 leaves it out) and with it (`--select=DL` is not used: the plugin runs beside pyflakes and pycodestyle,
@@ -75,10 +76,16 @@ def flake8_order(root: Path) -> List[str]:
     return ["./" + path for path in out]
 
 
-def lint_files(root: Path, timeout: float) -> TreeRun:
-    """The plugin on every file of one tree, as one flake8 process runs it, timing each file."""
+def lint_files(root: Path, timeout: float, prefilter: bool = True) -> TreeRun:
+    """The plugin on every file of one tree, as one flake8 process runs it, timing each file
+    (``prefilter=False``: every file is analysed, to count what the prefilter's skipping loses)."""
+    from flake8_dataloader import plugin
     from flake8_dataloader.plugin import DataLoaderChecker
     from flake8_dataloader.project import store, view
+
+    gate = plugin.may_find
+    if not prefilter:
+        plugin.may_find = lambda *_: True  # type: ignore[assignment]
 
     store.clear()
     views: List[view.ImportView] = []
@@ -126,6 +133,7 @@ def lint_files(root: Path, timeout: float) -> TreeRun:
         os.chdir(cwd)
         signal.signal(signal.SIGALRM, previous)
         view.ImportView.__init__ = original_init  # type: ignore[method-assign]
+        plugin.may_find = gate  # type: ignore[assignment]
         logger.removeHandler(logged)
     return TreeRun(root, len(times), analysed, followed, findings, times, found_lines, logged.messages)
 
@@ -158,6 +166,8 @@ def main() -> int:
     parser.add_argument("--limit", type=float, default=2.0, help="a file over this many seconds is listed")
     parser.add_argument("--slowest", type=int, default=10)
     parser.add_argument("--files-only", action="store_true", help="skip the whole-tree flake8 runs")
+    parser.add_argument("--no-prefilter", action="store_true",
+                        help="analyse every file (with --findings: what the prefilter's skipping loses)")
     parser.add_argument("--findings", type=Path, help="write every finding to this file (sorted), to diff versions")
     args = parser.parse_args()
 
@@ -167,7 +177,7 @@ def main() -> int:
           " | with plugin s | ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for tree in args.trees:
-        run = lint_files(tree.resolve(), args.timeout)
+        run = lint_files(tree.resolve(), args.timeout, prefilter=not args.no_prefilter)
         runs.append(run)
         ratios[tree] = None if args.files_only else whole_tree_ratio(tree.resolve(), args.repeats)
         total = sum(t.seconds for t in run.times)

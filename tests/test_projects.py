@@ -349,7 +349,7 @@ def test_an_imported_dataset_class_indexing_a_python_list_gives_dl620_where_its_
     result = flake8("--select=DL620", "-j1", ".", cwd=PROJECTS / "package_project")
     assert "Traceback" not in result.stderr, result.stderr
     assert result.stdout.splitlines() == [
-        "./train.py:108:16: DL620 self.captions is a Python container indexed by every worker of Captions "
+        "./train.py:109:16: DL620 self.captions is a Python container indexed by every worker of Captions "
         "(data/augmented.py:42): each read copies its pages (memory grows toward workers + 1 copies); store it in "
         "numpy arrays or pyarrow instead"
     ]

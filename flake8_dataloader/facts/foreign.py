@@ -77,6 +77,9 @@ class ModuleSummary(NamedTuple):
     datasets: Dict[str, DatasetSummary]
     factories: Dict[str, FactorySummary]
     callables: Dict[str, CallableSummary]
+    # Module-level functions a loader may take as worker_init_fn -> whether each reads get_worker_info()
+    # (itself or through the functions of its module it calls): only such a one can shard a stream.
+    shards: Dict[str, bool] = {}
 
 
 EMPTY_SUMMARY = ModuleSummary({}, {}, {})
@@ -90,3 +93,5 @@ class Imports(Protocol):
     def factory(self, qualname: str) -> Optional[FactorySummary]: ...
 
     def callable(self, qualname: str) -> Optional[CallableSummary]: ...
+
+    def worker_init_shards(self, qualname: str) -> Optional[bool]: ...

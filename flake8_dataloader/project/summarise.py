@@ -21,7 +21,7 @@ from ..facts.model import ClassInfo, FunctionInfo, LoaderCall
 from ..positions import node_starts
 from ..rules.base import source_of
 from ..rules.dl3_start_method import UnpicklableWorkerPayload
-from ..rules.dl5_correctness import SingleUseIterableDataset, shards_by_worker, single_use_return
+from ..rules.dl5_correctness import SingleUseIterableDataset, reads_worker_info, shards_by_worker, single_use_return
 from ..rules.dl6_resources import containers_indexed, cuda_in_reads
 from ..facts.classes import self_attribute
 from ..settings import Settings
@@ -110,7 +110,14 @@ def summarise(
         summary = _constructor(facts, klass, origin)
         if summary is not None:
             callables[klass.name] = summary
-    return ModuleSummary(datasets, factories, callables)
+    return ModuleSummary(datasets, factories, callables, _worker_inits(facts, top_functions))
+
+
+def _worker_inits(facts: FileFacts, top_functions: List[FunctionInfo]) -> Dict[str, bool]:
+    """Each module-level function that takes a parameter (a worker_init_fn takes the worker id): whether
+    it reads get_worker_info(), itself or through the functions it calls (one reverse walk for all)."""
+    reading = facts.calling({f for f in facts.functions.values() if reads_worker_info(facts, [f])})
+    return {f.name: f in reading for f in top_functions if f.params}
 
 
 def _indexed_attributes(facts: FileFacts, klass: ClassInfo) -> Tuple[str, ...]:

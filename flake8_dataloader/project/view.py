@@ -29,6 +29,7 @@ class Defined(NamedTuple):
     dataset: Optional[DatasetSummary] = None
     factory: Optional[FactorySummary] = None
     callable: Optional[CallableSummary] = None
+    shards: Optional[bool] = None  # a function: whether it reads get_worker_info() (a worker_init_fn)
 
 
 NOTHING = Defined()
@@ -60,6 +61,9 @@ class ImportView:
 
     def callable(self, qualname: str) -> Optional[CallableSummary]:
         return self._find(qualname).callable
+
+    def worker_init_shards(self, qualname: str) -> Optional[bool]:
+        return self._find(qualname).shards
 
     def _find(self, qualname: str) -> Defined:
         if not self.enabled:
@@ -95,7 +99,10 @@ class ImportView:
             self._consulted.add(location.path)
         entry = store.entry(location.path, self.settings)
         summary = entry.summary
-        found = Defined(summary.datasets.get(name), summary.factories.get(name), summary.callables.get(name))
+        found = Defined(
+            summary.datasets.get(name), summary.factories.get(name), summary.callables.get(name),
+            summary.shards.get(name),
+        )
         if found != NOTHING or budget <= 0:
             return found
         if name in entry.exports:

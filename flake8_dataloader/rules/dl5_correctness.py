@@ -20,7 +20,7 @@ def iterable_classes(facts):
     return [k for k in facts.classes.values() if facts.dataset_kind(k) == "iterable"]
 
 
-def _reads_worker_info(facts, functions) -> bool:
+def reads_worker_info(facts, functions) -> bool:
     for function in functions:
         for record in facts.calls_in(function):
             if last_name(record.node.func) == "get_worker_info":
@@ -31,22 +31,34 @@ def _reads_worker_info(facts, functions) -> bool:
 
 
 def shards_by_worker(facts, klass: ClassInfo) -> bool:
-    return _reads_worker_info(facts, facts.reachable(klass, ("__iter__", "__next__")))
+    return reads_worker_info(facts, facts.reachable(klass, ("__iter__", "__next__")))
 
 
 def _init_fn_can_shard(facts, call) -> bool:
     """The loader's worker_init_fn may configure each worker's copy: it reads get_worker_info().
 
-    A worker_init_fn this file does not define (imported, a parameter, through a splat) is
-    assumed to shard; one it defines must read get_worker_info() (itself or through calls).
+    One this file defines, or imports from its project, must read get_worker_info() (itself or
+    through the functions of its module it calls); any other (a parameter, a splat, a library's)
+    is assumed to shard.
     """
     init_fn = call.args["worker_init_fn"]
     if init_fn.omitted or (init_fn.known and init_fn.state.value is None):
         return False
     functions = facts.functions_of(init_fn.expr, call.ctx.scope)
     if not functions:
-        return True
-    return any(_reads_worker_info(facts, facts.reached_from(function)) for function in functions)
+        imported = _imported_shards(facts, init_fn.expr, call.ctx.scope)
+        return True if imported is None else imported
+    return any(reads_worker_info(facts, facts.reached_from(function)) for function in functions)
+
+
+def _imported_shards(facts, expr, scope) -> Optional[bool]:
+    """Whether a worker_init_fn imported from the project (or `partial` of one) reads get_worker_info()."""
+    if expr is None or facts.imports is None:
+        return None
+    if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
+        expr = expr.args[0].value
+    qualname = facts.imported(expr, scope)
+    return facts.imports.worker_init_shards(qualname) if qualname else None
 
 
 class UnshardedIterableDataset(Rule):
@@ -121,7 +133,8 @@ class UnshardedIterableDataset(Rule):
     A `worker_init_fn` defined in this file silences the finding only when it
     can shard, i.e. it reads `get_worker_info()` (itself or through the
     functions it calls); one that only seeds leaves the stream reported. A
-    `worker_init_fn` defined elsewhere (imported, a parameter) is assumed to
+    `worker_init_fn` imported from the project is read in its module the same
+    way; one defined elsewhere (a library's, a parameter) is assumed to
     shard. Anchor: the loader call.
 
     ## References
