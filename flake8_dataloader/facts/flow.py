@@ -64,6 +64,16 @@ def constant_key(expr: cst.BaseExpression, scope: Scope) -> Key:
     return ANY
 
 
+def _element_taken(value: Optional[cst.CSTNode]) -> Optional[Tuple[cst.CSTNode, int]]:
+    """(call, index) for `call(...)[index]` with a literal index."""
+    if not isinstance(value, cst.Subscript) or not isinstance(value.value, cst.Call) or len(value.slice) != 1:
+        return None
+    index = value.slice[0].slice
+    if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+        return value.value, int(index.value.value)
+    return None
+
+
 def _key_matches(element: cst.DictElement, key: Key, scope: Scope) -> bool:
     return key is ANY or constant_key(element.key, scope) in (key, ANY)
 
@@ -318,6 +328,9 @@ class ValueFlow(CallGraph):
                     for b in bindings:
                         if b.value is not None and b.kind in (BindingKind.ASSIGN, BindingKind.UNPACK):
                             names.setdefault((b.value, b.index), set()).add(name)
+                        element = _element_taken(b.value) if b.kind == BindingKind.ASSIGN else None
+                        if element is not None:  # `test_loader = make(...)[0]` names element 0 of the call
+                            names.setdefault(element, set()).add(name)
             for cls in self.classes.values():
                 for attr, assigned in cls.self_attrs.items():
                     for value, _ in assigned:

@@ -53,6 +53,9 @@ class LoaderSummary(NamedTuple):
     conditions: Tuple[Conditions, ...] = ()
     # Arguments that are a parameter of the factory (argument -> parameter), bound at each call of it.
     reads: Tuple[Tuple[str, str], ...] = ()
+    # Where the shuffling DistributedSampler it is built with stands, when the defining module never
+    # calls set_epoch on it (DL405 in the importer, which may).
+    sampler: Optional[Origin] = None
 
 
 class FactorySummary(NamedTuple):

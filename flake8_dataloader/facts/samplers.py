@@ -101,6 +101,8 @@ def set_epoch_reaches(facts) -> Optional[Set[cst.Call]]:
                 for site in holders:
                     for call in site.calls:
                         out.update(loader_samplers(facts, call))
+                        if call.foreign is not None and call.foreign.sampler is not None:
+                            out.add(call.node)  # the sampler an imported factory built: its call stands for it
                 continue
             owners = list(_calls_in(facts, receiver.value, scope))
             if not owners:

@@ -23,6 +23,7 @@ from ..rules.base import source_of
 from ..rules.dl3_start_method import UnpicklableWorkerPayload
 from ..rules.dl5_correctness import SingleUseIterableDataset, reads_worker_info, shards_by_worker, single_use_return
 from ..rules.dl6_resources import containers_indexed, cuda_in_reads
+from ..facts.samplers import loader_samplers, set_epoch_reaches
 from ..facts.classes import self_attribute
 from ..settings import Settings
 from .lines import CallLines, first_line, method_line, top_level
@@ -67,6 +68,8 @@ def summarise(
     nodes += [c.node for c in factory_calls] + [m.node for m in iter_methods.values()]
     cuda = {k: found for k, found in ((k, cuda_in_reads(facts, k)) for k in top_classes) if found is not None}
     nodes += [call for _, call in cuda.values()]
+    samplers = _unset_samplers(facts, factory_calls)
+    nodes += list(samplers.values())
     lines = _Lines(facts, module, source, tree, nodes)
 
     def origin(node: cst.CSTNode, function: Optional[FunctionInfo] = None, cls: Optional[ClassInfo] = None) -> Origin:
@@ -97,7 +100,8 @@ def summarise(
         if func in module_level:
             # Sorted: the flow's sets have no stable order, and summaries must not depend on it.
             loaders = tuple(
-                (path, tuple(sorted((_loader(facts, c, origin, func) for c in calls), key=lambda s: s.origin.line)))
+                (path, tuple(sorted((_loader(facts, c, origin, func, samplers) for c in calls),
+                                    key=lambda s: s.origin.line)))
                 for path, calls in sorted(made.items(), key=lambda item: repr(item[0]))
             )
             factories[func.name] = FactorySummary(func.name, origin(func.node), loaders, facts.signature(func))
@@ -136,7 +140,8 @@ def _levels(uses: Dict[str, Use]) -> Tuple[Tuple[str, int], ...]:
     return tuple(sorted((param, int(level)) for param, level in uses.items()))
 
 
-def _loader(facts: FileFacts, call: LoaderCall, origin, factory: FunctionInfo) -> LoaderSummary:
+def _loader(facts: FileFacts, call: LoaderCall, origin, factory: FunctionInfo,
+            samplers: Dict[LoaderCall, cst.Call]) -> LoaderSummary:
     workers = call.num_workers.expr
     return LoaderSummary(
         origin=origin(call.node, call.ctx.function),
@@ -145,7 +150,25 @@ def _loader(facts: FileFacts, call: LoaderCall, origin, factory: FunctionInfo) -
         repeated_here=any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)),
         conditions=tuple(facts.made_under.get((factory, call), [()])),
         reads=tuple(sorted(call.reads.items())),
+        sampler=origin(samplers[call], call.ctx.function) if call in samplers else None,
     )
+
+
+def _unset_samplers(facts: FileFacts, calls: List[LoaderCall]) -> Dict[LoaderCall, cst.Call]:
+    """The shuffling DistributedSampler each returned loader is built with, unless the module sets its
+    epoch (or has a set_epoch it cannot follow, which may be that)."""
+    with_samplers = {call: loader_samplers(facts, call) for call in calls}
+    if not any(with_samplers.values()):
+        return {}
+    epoch_set = set_epoch_reaches(facts)
+    if epoch_set is None:
+        return {}
+    out: Dict[LoaderCall, cst.Call] = {}
+    for call, samplers in with_samplers.items():
+        unset = [s for s in samplers if s not in epoch_set]
+        if unset:
+            out[call] = unset[0]
+    return out
 
 
 def _constructor(facts: FileFacts, klass: ClassInfo, origin) -> Optional[CallableSummary]:

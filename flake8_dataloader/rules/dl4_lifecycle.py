@@ -17,7 +17,6 @@ from .base import (
     FACTORY_SITES,
     FOLLOWS_CALLABLES,
     NEEDS_LOADER,
-    PER_FILE,
     WRITTEN_HERE,
     Finding,
     Rule,
@@ -686,9 +685,16 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     """
 
     CODE = "DL405"
-    ACROSS_FILES = PER_FILE + " A DistributedSampler built inside an imported factory is not followed."
+    ACROSS_FILES = (
+        "A DistributedSampler built inside a factory imported from the project (and not given its epoch there) "
+        "is followed: the factory's call here is reported, naming the sampler's file and line, unless this file "
+        "calls `set_epoch` on the loader's `.sampler`."
+    )
     NAME = "distributed-sampler-without-set-epoch"
-    MESSAGE = "DistributedSampler without set_epoch(epoch): every epoch uses the same order; call sampler.set_epoch(epoch) each epoch"
+    MESSAGE = (
+        "DistributedSampler{where} without set_epoch(epoch): every epoch uses the same order; "
+        "call sampler.set_epoch(epoch) each epoch"
+    )
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -703,7 +709,16 @@ class DistributedSamplerWithoutSetEpoch(Rule):
                     continue
                 if any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
                     reported.add(sampler)
-                    yield cls.finding(sampler)
+                    yield cls.finding(sampler, where="")
+        for call in facts.foreign_calls:  # built by an imported factory: reported at its call here
+            origin = call.foreign.sampler if call.foreign is not None else None
+            if origin is None or call.node in reported or call.node in epoch_set:
+                continue
+            if for_evaluation(facts, call, call.node):
+                continue
+            if any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
+                reported.add(call.node)
+                yield cls.finding(call.node, where=f" (built at {origin})")
 
 
 class SynchronousLoading(Rule):
