@@ -15,6 +15,13 @@ from .resolve import Scope, resolve
 from .walk import Visited
 
 
+def partial_target(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The callable `functools.partial(f, ...)` wraps (f); any other expression as it is."""
+    if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
+        return expr.args[0].value
+    return expr
+
+
 class Callee(NamedTuple):
     """The function a call runs; ``offset`` parameters are filled by the receiver (self, cls)."""
 
@@ -48,8 +55,7 @@ class CallGraph(ClassFacts):
         """The same-file functions an expression may denote (`functools.partial(f, ...)` is f)."""
         if expr is None:
             return []
-        if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
-            expr = expr.args[0].value
+        expr = partial_target(expr)
         found: List[FunctionInfo] = []
         for target in resolve(expr, scope):
             func = self.functions.get(target) if isinstance(target, cst.FunctionDef) else None

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from enum import IntEnum
-from typing import DefaultDict, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, Union
+from typing import DefaultDict, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from . import constants as C
+from .binding import reads_parameter
 from .classes import last_name, self_attribute
 from .collector import Collector
-from .foreign import CallableSummary, Imports
+from .foreign import CallableSummary, DatasetSummary, Imports
 from .loaders import LoaderFacts
 from .model import CallRecord, Context, FunctionInfo, IterationSite, LoaderCall, LoaderSite, LoopInfo
 from .resolve import names_in, resolve
@@ -131,6 +132,15 @@ class IterationFacts(LoaderFacts):
 
     def may_use_workers(self, call: LoaderCall) -> bool:
         return any(version.worker_using() for version in self.runs_as(call))
+
+    def imported_datasets_in_workers(self) -> Iterator[Tuple[LoaderCall, DatasetSummary]]:
+        """(call, class summary) for each dataset class of another project module that a worker-using
+        loader of this file is given: at a loader call, or at an imported factory's call whose dataset
+        parameter is given an instance."""
+        for call in [*self.loader_calls.values(), *self.foreign_calls]:
+            if self.may_use_workers(call):
+                for dataset in self.foreign_datasets(call):
+                    yield call, dataset
 
     def single_process_everywhere(self, call: LoaderCall) -> bool:
         return all(version.single_process() for version in self.runs_as(call))
@@ -332,9 +342,5 @@ class IterationFacts(LoaderFacts):
     def _unpacked_param(binding, func: FunctionInfo) -> Optional[str]:
         value = binding.value
         if binding.kind == "unpack" or (binding.kind == "assign" and isinstance(value, cst.Subscript)):
-            if isinstance(value, cst.Subscript):
-                value = value.value
-            if isinstance(value, cst.Name) and value.value in func.scope.params:
-                if all(b.kind == "param" for b in func.scope.bindings.get(value.value, ())):
-                    return value.value
+            return reads_parameter(value.value if isinstance(value, cst.Subscript) else value, func)
         return None

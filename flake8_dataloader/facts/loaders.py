@@ -179,10 +179,6 @@ class LoaderFacts(ValueFlow):
             return set(self.element_sites.get(node, {}))
         return set()
 
-    def sites_of_call(self, call: LoaderCall) -> List[LoaderSite]:
-        """The sites a loader call reaches the program through (itself, factory calls, their elements)."""
-        return [site for site in self.loader_sites() if any(c.source is call.source for c in site.calls)]
-
     def site_names(self, site: LoaderSite) -> Set[str]:
         """The names a site's loader is bound to where it is made (`val_loader = ...`)."""
         names: Set[str] = set()

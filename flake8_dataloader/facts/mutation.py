@@ -12,7 +12,7 @@ changes in place there (`LoopChanges`).
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -37,14 +37,24 @@ def reference_chain(expr: cst.BaseExpression) -> List[cst.BaseExpression]:
     return out
 
 
+_ReferenceKey = Tuple[str, int, str]
+
+
+def _reference_key(expr: cst.BaseExpression, scope: Scope) -> Optional[_ReferenceKey]:
+    """What `same_reference` compares: a name with the scope it resolves to, or a `self.x` text."""
+    if isinstance(expr, cst.Name):
+        return ("name", id(scope.lookup(expr.value)), expr.value)
+    if isinstance(expr, cst.Attribute):
+        text = source_of(expr)
+        if text.startswith("self."):
+            return ("self", 0, text)
+    return None
+
+
 def same_reference(a, b, scope_a: Scope, scope_b: Scope) -> bool:
     """Two expressions naming the same variable or the same `self.x`."""
-    if isinstance(a, cst.Name) and isinstance(b, cst.Name):
-        return a.value == b.value and scope_a.lookup(a.value) is scope_b.lookup(b.value)
-    if isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
-        text_a, text_b = source_of(a), source_of(b)
-        return text_a == text_b and text_a.startswith("self.")
-    return False
+    key = _reference_key(a, scope_a)
+    return key is not None and key == _reference_key(b, scope_b)
 
 
 class DatasetReferences:
@@ -91,20 +101,6 @@ def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
             found = facts.loop_touches.touching(it.ctx.function, loops, references)
             if found is not None:
                 return found
-    return None
-
-
-_ReferenceKey = Tuple[str, int, str]
-
-
-def _reference_key(expr: cst.BaseExpression, scope: Scope) -> Optional[_ReferenceKey]:
-    """What `same_reference` compares: a name with the scope it resolves to, or a `self.x` text."""
-    if isinstance(expr, cst.Name):
-        return ("name", id(scope.lookup(expr.value)), expr.value)
-    if isinstance(expr, cst.Attribute):
-        text = source_of(expr)
-        if text.startswith("self."):
-            return ("self", 0, text)
     return None
 
 
@@ -276,7 +272,7 @@ class Reseeds:
             records = self._facts.calls_in(function)
             self._facts.budget.spend(len(records))
             seeding = (r.node for r in records if loops & set(r.ctx.loops) and self.seeds(r))
-            self._first[key] = next((node for node in seeding if not _bound_in(node, loops)), None)
+            self._first[key] = next((node for node in seeding if not arguments_bound_in(node, loops)), None)
         return self._first[key]
 
 
@@ -291,7 +287,7 @@ def reseeded_each_pass(facts, site: LoaderSite) -> Optional[cst.Call]:
         if not loops:
             continue
         callee = facts.callees.get(it.node) if isinstance(it.node, cst.Call) else None
-        if callee is not None and callee.function in reseeds.functions and not _bound_in(it.node, loops):
+        if callee is not None and callee.function in reseeds.functions and not arguments_bound_in(it.node, loops):
             return it.node
         seed = reseeds.first(it.ctx.function, loops)
         if seed is not None and facts.starts_before(seed, it.node):
@@ -299,7 +295,8 @@ def reseeded_each_pass(facts, site: LoaderSite) -> Optional[cst.Call]:
     return None
 
 
-def _bound_in(call: cst.Call, loops: Set[LoopInfo]) -> bool:
+def arguments_bound_in(call: cst.Call, loops: Iterable[LoopInfo]) -> bool:
+    """A name the call's arguments read is bound in one of the loops (the loop target included)."""
     used: Set[str] = set()
     for arg in call.args:
         used |= names_in(arg.value)

@@ -282,12 +282,12 @@ class RejectedCombination(Rule):
             cls = facts.instance_class(dataset.expr, call.ctx.scope)
             iterables = [cls.name] if cls is not None and facts.dataset_kind(cls) == "iterable" else []
             iterables += [f"{d.name} ({d.origin})" for d in facts.foreign_datasets(call) if d.kind == "iterable"]
-            for name_of_class in iterables[:1]:
+            if iterables:  # the first such class names the finding
                 if a["shuffle"].known_truthy():
-                    yield "shuffle", _with_iterable("shuffle", name_of_class)
+                    yield "shuffle", _with_iterable("shuffle", iterables[0])
                 for name in ("sampler", "batch_sampler"):
                     if a[name].known_not_none():
-                        yield name, _with_iterable(name, name_of_class)
+                        yield name, _with_iterable(name, iterables[0])
 
 
 START_METHODS = ("fork", "spawn", "forkserver")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from ..facts import constants as C
+from ..facts.calls import partial_target
 from ..facts.classes import last_name, self_attribute
 from ..facts.model import ClassInfo, FunctionInfo, Known
 from ..facts.walk import Visited
@@ -279,8 +280,7 @@ def _worker_lambdas(facts) -> List[Tuple[cst.Lambda, Scope]]:
     found: List[Tuple[cst.Lambda, Scope]] = []
     for expr, scope in _worker_init_values(facts):
         expr, scope = follow_single_binding(expr, scope)
-        if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
-            expr, scope = follow_single_binding(expr.args[0].value, scope)
+        expr, scope = follow_single_binding(partial_target(expr), scope)
         if isinstance(expr, cst.Lambda) and all(expr is not seen for seen, _ in found):
             found.append((expr, scope))
     return found

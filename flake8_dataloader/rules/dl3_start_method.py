@@ -303,16 +303,13 @@ class UnpicklableWorkerPayload(Rule):
                         yield cls.finding(anchor, what=what, param=param, fix=fix)
         # Dataset classes of other project modules that hold one on self (at a loader call here, or at
         # the call of an imported factory whose dataset parameter is given an instance of one).
-        for call in [*facts.loader_calls.values(), *facts.foreign_calls]:
-            if not facts.may_use_workers(call) or uses_fork_context(call):
-                continue
-            for dataset in facts.foreign_datasets(call):
-                if dataset.held is not None:
-                    attr, what = dataset.held
-                    yield cls.finding(
-                        call.node, what=f"an instance of {dataset.name} ({dataset.origin}) holding {what} on self.{attr}",
-                        param="dataset", fix="store a module-level function (or the data itself) instead",
-                    )
+        for call, dataset in facts.imported_datasets_in_workers():
+            if dataset.held is not None and not uses_fork_context(call):
+                attr, what = dataset.held
+                yield cls.finding(
+                    call.node, what=f"an instance of {dataset.name} ({dataset.origin}) holding {what} on self.{attr}",
+                    param="dataset", fix="store a module-level function (or the data itself) instead",
+                )
 
     @classmethod
     def _unpicklable(cls, facts, expr, scope, seen, inside=True):

@@ -9,7 +9,13 @@ import libcst as cst
 from ..compose import positive
 from ..facts import constants as C
 from ..facts.model import LoaderCall, LoaderSite, LoopInfo
-from ..facts.mutation import DatasetReferences, assignments_into, dataset_change_in_loop, reseeded_each_pass
+from ..facts.mutation import (
+    DatasetReferences,
+    arguments_bound_in,
+    assignments_into,
+    dataset_change_in_loop,
+    reseeded_each_pass,
+)
 from ..facts.flow import Value
 from ..facts.resolve import Scope, names_in, qualname_in
 from ..facts.samplers import for_evaluation, loader_samplers, set_epoch_reaches
@@ -62,10 +68,7 @@ def rebuilt_by_calls(facts, site: LoaderSite) -> bool:
         loops = caller.record.ctx.loops
         if not loops:
             continue
-        used: Set[str] = set()
-        for arg in caller.record.node.args:
-            used |= names_in(arg.value)
-        if any(used & loop.bound_names for loop in loops):
+        if arguments_bound_in(caller.record.node, loops):
             continue
         passed = [arg for param, arg in facts.map_arguments(caller.record.node, func, caller.offset) if param in reaching]
         if not any(facts.loop_changes.changes(loop, arg) for loop in loops for arg in passed):

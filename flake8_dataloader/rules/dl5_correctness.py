@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Iterator, Optional
 import libcst as cst
 
 from ..facts.analysis import last_name
+from ..facts.calls import partial_target
 from ..facts.model import ClassInfo, FunctionInfo
 from ..facts.resolve import resolve
 from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
@@ -55,9 +56,7 @@ def _imported_shards(facts, expr, scope) -> Optional[bool]:
     """Whether a worker_init_fn imported from the project (or `partial` of one) reads get_worker_info()."""
     if expr is None or facts.imports is None:
         return None
-    if isinstance(expr, cst.Call) and last_name(expr.func) == "partial" and expr.args:
-        expr = expr.args[0].value
-    qualname = facts.imported(expr, scope)
+    qualname = facts.imported(partial_target(expr), scope)
     return facts.imports.worker_init_shards(qualname) if qualname else None
 
 

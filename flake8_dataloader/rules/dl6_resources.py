@@ -382,11 +382,9 @@ class CudaInWorkerCode(Rule):
                     reported.add(record.node)
                     yield cls.finding(record.node, where=label)
         # Dataset classes of other project modules: reported at the loader (or imported factory) call here.
-        for call in [*facts.loader_calls.values(), *facts.foreign_calls]:
-            if facts.may_use_workers(call):
-                for dataset in facts.foreign_datasets(call):
-                    if dataset.cuda is not None:
-                        yield cls.finding(call.node, where=f"{dataset.cuda[0]} ({dataset.cuda[1]})")
+        for call, dataset in facts.imported_datasets_in_workers():
+            if dataset.cuda is not None:
+                yield cls.finding(call.node, where=f"{dataset.cuda[0]} ({dataset.cuda[1]})")
 
 
 CUDA_TENSOR_TYPES = "torch.cuda."
@@ -656,11 +654,9 @@ class ContainersCopiedOnRead(Rule):
                 attr = self_attribute(mutation.node, method) if method is not None else None
                 yield cls.finding(mutation.node, attr=attr, klass=klass.name)
         # Dataset classes of other project modules: reported at the loader (or imported factory) call here.
-        for call in [*facts.loader_calls.values(), *facts.foreign_calls]:
-            if facts.may_use_workers(call):
-                for dataset in facts.foreign_datasets(call):
-                    for attr in dataset.containers:
-                        yield cls.finding(call.node, attr=attr, klass=f"{dataset.name} ({dataset.origin})")
+        for call, dataset in facts.imported_datasets_in_workers():
+            for attr in dataset.containers:
+                yield cls.finding(call.node, attr=attr, klass=f"{dataset.name} ({dataset.origin})")
 
 
 def _built_container(value: Optional[cst.CSTNode], scope: Scope) -> bool:
