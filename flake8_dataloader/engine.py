@@ -94,7 +94,7 @@ def collect(
     is reused (the facts layers only read it, and taking out loops that run once is idempotent).
     """
     if parsed is not None:
-        module, collector = parsed[0], parsed[1]._collector
+        module, collector = parsed[0], parsed[1].file.collector
     else:
         module = parse(source, tree)
         collector = Collector()

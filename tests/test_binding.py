@@ -19,7 +19,7 @@ SIGNATURE = Signature(("dataset", "batch_size", "is_training"), ("dataset", "bat
 
 def bound(call_text):
     facts = facts_of(f"def f(dataset, batch_size, is_training=False, *, workers=4):\n    pass\n\n\n{call_text}\n")
-    record = next(r for r in facts.calls if r.ctx.function is None)
+    record = next(r for r in facts.file.calls if r.ctx.function is None)
     return bind(record.node, record.ctx.scope, SIGNATURE, 0)
 
 
@@ -46,7 +46,7 @@ def test_what_a_splat_may_carry_or_a_cli_value_is_unknown(call):
 def test_a_receiver_fills_the_first_parameter():
     signature = Signature(("self", "dataset", "train"), ("self", "dataset", "train"), ())
     facts = facts_of("obj.make(ds, True)\n")
-    assert bind(facts.calls[0].node, facts.calls[0].ctx.scope, signature, 1)["train"].state == Known(True)
+    assert bind(facts.file.calls[0].node, facts.file.calls[0].ctx.scope, signature, 1)["train"].state == Known(True)
 
 
 def test_a_branch_is_taken_unless_a_known_argument_decides_against_it():
@@ -63,13 +63,13 @@ def _built_lines(path, function):
     collector = Collector()
     module.visit(collector)
     facts = FileFacts(collector, DEFAULT_LOADER_NAMES)
-    calls = {c.node for site in facts.loader_sites() for c in site.calls}
+    calls = {c.node for site in facts.flow.loader_sites() for c in site.calls}
     starts = node_starts(module, calls, source)
-    func = next(f for f in facts.functions.values() if f.name == function)
+    func = next(f for f in facts.file.functions.values() if f.name == function)
     out = {}
     for name, bindings in func.scope.bindings.items():
         value = bindings[0].value
-        site = facts.sites.get(value) if isinstance(value, cst.Call) else None
+        site = facts.flow.sites.get(value) if isinstance(value, cst.Call) else None
         if site is not None:
             out[name] = sorted(starts[c.node][0] for c in site.calls)
     return out

@@ -19,7 +19,7 @@ def facts_of(source):
 
 
 def only_call(source):
-    (call,) = facts_of(source).loader_calls.values()
+    (call,) = facts_of(source).flow.loader_calls.values()
     return call.args
 
 
@@ -73,7 +73,7 @@ def test_constant_resolution(source, expected):
 
 def test_name_bound_in_a_loop_body_is_recorded_on_the_loop():
     facts = facts_of(HEADER + "for epoch in range(3):\n    ds = make(epoch)\n    dl = DataLoader(ds, num_workers=2)\n")
-    (call,) = facts.loader_calls.values()
+    (call,) = facts.flow.loader_calls.values()
     (loop,) = call.ctx.loops
     assert loop.target_names == {"epoch"}
     assert loop.bound_names == {"epoch", "ds", "dl"}
@@ -83,5 +83,5 @@ def test_factory_calls_become_loader_sites():
     facts = facts_of(
         HEADER + "def make(ds, w):\n    dl = DataLoader(ds, num_workers=w)\n    return dl\n\nloader = make(data, 2)\n"
     )
-    assert len(facts.loader_calls) == 1
-    assert len(facts.sites) == 2
+    assert len(facts.flow.loader_calls) == 1
+    assert len(facts.flow.sites) == 2

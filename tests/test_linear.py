@@ -333,7 +333,7 @@ def test_past_the_work_budget_a_file_gives_up_with_one_log_line(caplog):
     # Below the budget the same shape is analysed in full: every loader is restarted every epoch.
     analysis = inspect_source(many_container_reads(100))
     assert analysis is not None and len(analysis.findings) == 101  # 100 DL402 and the DL301
-    assert analysis.facts.budget.spent < DEFAULT_BUDGET / 10
+    assert analysis.facts.file.budget.spent < DEFAULT_BUDGET / 10
 
 
 def test_past_the_work_budget_flake8_runs_on_as_usual(tmp_path):

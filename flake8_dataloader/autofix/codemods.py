@@ -31,7 +31,7 @@ class FixContext:
         self.module = analysis.module
         self.facts = analysis.facts
         self.keyword_owner: Dict[cst.Arg, Tuple[LoaderCall, str]] = {}
-        for call in self.facts.loader_calls.values():
+        for call in self.facts.flow.loader_calls.values():
             for name, argument in call.args.items():
                 anchor = argument.anchor
                 if isinstance(anchor, cst.Arg) and anchor.keyword is not None and anchor.keyword.value == name:
@@ -42,7 +42,7 @@ class FixContext:
     def scope_of(self, call: cst.Call) -> Optional[Scope]:
         """The scope a call of the file runs in."""
         if self._scopes is None:
-            self._scopes = {record.node: record.ctx.scope for record in self.facts.calls}
+            self._scopes = {record.node: record.ctx.scope for record in self.facts.file.calls}
         return self._scopes.get(call)
 
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
@@ -294,7 +294,7 @@ def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
 
 def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
     """DL402: add `persistent_workers=True`, or `persistent_workers=<workers> > 0` when the count is unknown here."""
-    call = ctx.facts.loader_calls.get(finding.node) if isinstance(finding.node, cst.Call) else None
+    call = ctx.facts.flow.loader_calls.get(finding.node) if isinstance(finding.node, cst.Call) else None
     if call is None:
         return "the loader is built by a factory function of this file; set persistent_workers there"
     targets = resolve(call.node.func, call.ctx.scope)
@@ -324,7 +324,7 @@ def _single_use_dataset(call: LoaderCall, ctx: FixContext) -> Optional[str]:
     second lint would not show a new finding.
     """
     for klass in iterable_classes(ctx.facts):
-        if single_use_return(ctx.facts, klass) is not None and call in ctx.facts.loaders_using(klass):
+        if single_use_return(ctx.facts, klass) is not None and call in ctx.facts.loaders.loaders_using(klass):
             return klass.name
     return None
 
@@ -534,7 +534,7 @@ def guard_entry_point(findings: List[Finding], ctx: FixContext) -> Outcome:
     reason = _reorder_problem(body, kept, moved, bound_by)
     if reason is not None:
         return reason
-    module_bindings = ctx.facts.module_scope.bindings
+    module_bindings = ctx.facts.file.module_scope.bindings
     for i in kept:
         definition = body[i]
         assert isinstance(definition, (cst.FunctionDef, cst.ClassDef))
@@ -558,7 +558,7 @@ def _module_names_bound_by(ctx: FixContext, statements: List[cst.CSTNode]) -> Di
     for statement in statements:
         owner.update((id(node), id(statement)) for node in walk([statement], _existing_guard))
     bound: Dict[int, Set[str]] = {id(statement): set() for statement in statements}
-    for name, bindings in ctx.facts.module_scope.bindings.items():
+    for name, bindings in ctx.facts.file.module_scope.bindings.items():
         for binding in bindings:
             if binding.node is not None and id(binding.node) in owner:
                 bound[owner[id(binding.node)]].add(name)
@@ -608,8 +608,8 @@ def _global_reader(ctx: FixContext, names: Set[str], moved_ids: Set[int]) -> Opt
     """A function or module-level lambda outside the moved code that reads one of ``names`` as a global."""
     if not names:
         return None
-    module_scope = ctx.facts.module_scope
-    for function in ctx.facts.functions.values():
+    module_scope = ctx.facts.file.module_scope
+    for function in ctx.facts.file.functions.values():
         if id(function.node) in moved_ids:
             continue
         nested = lambda node: node is not function.node and isinstance(node, cst.FunctionDef)  # noqa: E731

@@ -1,8 +1,13 @@
-"""The facts one file's rules read, built once: the layers stacked in dependency order.
+"""The facts one file's rules read, built once: layers composed in dependency order.
 
-classes (ClassFacts) < call graph (CallGraph) < value flow (ValueFlow)
-< loader sites and factories (LoaderFacts) < iteration (IterationFacts).
-Rules call the typed queries of these layers, never the collector.
+    file (ClassFacts: the traversal's records, classes, the work budget)
+    graph (CallGraph: file)                 which function each call runs
+    flow (ValueFlow: file, graph)           what each expression may hold
+    loaders (LoaderFacts: file, graph, flow) loader calls and factories; fills flow's site tables
+    iteration (IterationFacts: all four)    where each loader is iterated, every epoch or once
+
+Each layer holds the layers it reads and nothing above it. Rules read this facade: the layers by
+name (``facts.flow.sites_of(...)``) and the in-place change indexes built here on first use.
 """
 
 from __future__ import annotations
@@ -11,11 +16,13 @@ from typing import Dict, FrozenSet, List, Optional
 
 import libcst as cst
 
-from .classes import last_name
+from .calls import CallGraph
+from .classes import ClassFacts, last_name
 from .collector import Collector
+from .flow import ValueFlow
 from .foreign import Imports
 from .iteration import IterationFacts
-from .loaders import read_arguments
+from .loaders import LoaderFacts, read_arguments
 from .loops import drop_single_pass_loops
 from .model import Mutation
 from .mutation import LoopChanges, LoopTouches, Reseeds
@@ -23,12 +30,16 @@ from .mutation import LoopChanges, LoopTouches, Reseeds
 __all__ = ["FileFacts", "last_name", "read_arguments"]
 
 
-class FileFacts(IterationFacts):
+class FileFacts:
     """Everything known about one file; built once, read by every rule."""
 
     def __init__(self, collector: Collector, loader_names: FrozenSet[str], imports: Optional[Imports] = None) -> None:
         drop_single_pass_loops(collector)
-        super().__init__(collector, loader_names, imports)
+        self.file = ClassFacts(collector, loader_names, imports)
+        self.graph = CallGraph(self.file)
+        self.flow = ValueFlow(self.file, self.graph)
+        self.loaders = LoaderFacts(self.file, self.graph, self.flow)
+        self.iteration = IterationFacts(self.file, self.graph, self.flow, self.loaders)
         self._loop_changes: Optional[LoopChanges] = None
         self._reseeds: Optional[Reseeds] = None
         self._loop_touches: Optional[LoopTouches] = None
@@ -37,7 +48,7 @@ class FileFacts(IterationFacts):
     @property
     def mutations(self) -> List[Mutation]:
         """Attribute and item assignments, in source order."""
-        return self._collector.mutations
+        return self.file.collector.mutations
 
     @property
     def loop_changes(self) -> LoopChanges:
@@ -49,10 +60,10 @@ class FileFacts(IterationFacts):
     def starts_before(self, call: cst.Call, node: cst.CSTNode) -> bool:
         """``call`` starts before ``node`` (a call, a loop, an iterated expression) in the source."""
         if self._call_order is None:
-            self._call_order = {record.node: index for index, record in enumerate(self.calls)}
+            self._call_order = {record.node: index for index, record in enumerate(self.file.calls)}
         order = self._call_order.get(node)
         if order is None:
-            order = self._collector.calls_before.get(node, 0)
+            order = self.file.collector.calls_before.get(node, 0)
         return self._call_order.get(call, order) < order
 
     @property

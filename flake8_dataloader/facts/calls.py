@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import DefaultDict, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Set, Tuple
+from typing import DefaultDict, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
 from .classes import ClassFacts, last_name
-from .collector import Collector
-from .foreign import Imports
 from .model import CallRecord, ClassInfo, FunctionInfo
 from .resolve import Scope, resolve
 from .walk import Visited
@@ -34,13 +32,15 @@ class Caller(NamedTuple):
     offset: int
 
 
-class CallGraph(ClassFacts):
-    def __init__(self, collector: Collector, loader_names: FrozenSet[str], imports: Optional[Imports] = None) -> None:
-        super().__init__(collector, loader_names, imports)
+class CallGraph:
+    """Which same-file function each call runs, and who calls each function."""
+
+    def __init__(self, file: ClassFacts) -> None:
+        self.file = file
         self.callees: Dict[cst.Call, Callee] = {}
         self.callers: DefaultDict[FunctionInfo, List[Caller]] = defaultdict(list)
         self._by_function: DefaultDict[Optional[FunctionInfo], List[CallRecord]] = defaultdict(list)
-        for record in self.calls:
+        for record in self.file.calls:
             self._by_function[record.ctx.function].append(record)
             callee = self.function_called(record.node, record.ctx.scope)
             if callee is not None:
@@ -58,7 +58,7 @@ class CallGraph(ClassFacts):
         expr = partial_target(expr)
         found: List[FunctionInfo] = []
         for target in resolve(expr, scope):
-            func = self.functions.get(target) if isinstance(target, cst.FunctionDef) else None
+            func = self.file.functions.get(target) if isinstance(target, cst.FunctionDef) else None
             if func is not None and func not in found:
                 found.append(func)
         return found
@@ -116,7 +116,7 @@ class CallGraph(ClassFacts):
 
     def reachable(self, cls: ClassInfo, roots: Iterable[str]) -> List[FunctionInfo]:
         """Methods of ``cls`` run from the methods named ``roots``, following calls."""
-        return self.reached_from(*[m for m in (self.method(cls, name) for name in roots) if m is not None])
+        return self.reached_from(*[m for m in (self.file.method(cls, name) for name in roots) if m is not None])
 
     def function_called(self, call: cst.Call, scope: Scope) -> Optional[Callee]:
         """The same-file function (or method) a call runs."""
@@ -126,30 +126,30 @@ class CallGraph(ClassFacts):
             if len(targets) != 1:
                 return None
             target = next(iter(targets))
-            if isinstance(target, cst.FunctionDef) and target in self.functions:
-                return Callee(self.functions[target], 0)
-            cls = self.class_of_def(target)
+            if isinstance(target, cst.FunctionDef) and target in self.file.functions:
+                return Callee(self.file.functions[target], 0)
+            cls = self.file.class_of_def(target)
             if cls is not None:
-                init = self.method(cls, "__init__")
+                init = self.file.method(cls, "__init__")
                 return Callee(init, 1) if init is not None else None
             return None
         if isinstance(func, cst.Attribute):
             receiver = func.value
             cls = None
             if isinstance(receiver, cst.Name):
-                enclosing, method = self.enclosing_class(scope)
+                enclosing, method = self.file.enclosing_class(scope)
                 if enclosing is not None and method is not None and method.params[:1] == [receiver.value]:
                     cls = enclosing
                 else:
                     targets = resolve(receiver, scope)
                     if len(targets) == 1:
-                        cls = self.class_of_def(next(iter(targets)))  # Class.method(...)
+                        cls = self.file.class_of_def(next(iter(targets)))  # Class.method(...)
                     if cls is None:
-                        cls = self.instance_class(receiver, scope)
+                        cls = self.file.instance_class(receiver, scope)
             elif isinstance(receiver, cst.Call):
-                cls = self.instance_class(receiver, scope)
+                cls = self.file.instance_class(receiver, scope)
             if cls is not None:
-                method = self.method(cls, func.attr.value)
+                method = self.file.method(cls, func.attr.value)
                 if method is not None:
                     return Callee(method, 1)
         return None
@@ -157,8 +157,8 @@ class CallGraph(ClassFacts):
     def _builds(self, record: CallRecord, cls: ClassInfo) -> bool:
         if not isinstance(record.node.func, cst.Name):
             return True
-        made = self.class_of_def(next(iter(resolve(record.node.func, record.ctx.scope)), None))
-        return made is None or made is cls or cls in self.base_classes(made)
+        made = self.file.class_of_def(next(iter(resolve(record.node.func, record.ctx.scope)), None))
+        return made is None or made is cls or cls in self.file.base_classes(made)
 
     @staticmethod
     def map_arguments(call: cst.Call, func: FunctionInfo, offset: int) -> List[Tuple[str, cst.BaseExpression]]:

@@ -11,7 +11,7 @@ from .collector import Collector
 from .foreign import Imports
 from .model import CallRecord, ClassInfo, FunctionInfo
 from .resolve import Scope, Target, resolve
-from .walk import Visited
+from .walk import Visited, WorkBudget
 
 # A name re-bound more often than this is not followed (keeps generated code linear).
 MAX_BINDINGS_FOLLOWED = 16
@@ -39,7 +39,8 @@ class ClassFacts:
 
     def __init__(self, collector: Collector, loader_names: FrozenSet[str], imports: Optional[Imports] = None) -> None:
         assert collector.module_scope is not None
-        self._collector = collector
+        self.collector = collector
+        self.budget = WorkBudget()  # every transitive walk of this file's facts spends from it
         self.module_scope: Scope = collector.module_scope
         self.loader_names = loader_names
         self.imports = imports  # the project's other modules (None: this file alone)
@@ -52,7 +53,7 @@ class ClassFacts:
     @property
     def calls(self) -> List[CallRecord]:
         """Every call of the file, in source order, with its context."""
-        return self._collector.calls
+        return self.collector.calls
 
     def class_of_def(self, node: object) -> Optional[ClassInfo]:
         return self.classes.get(node) if isinstance(node, cst.ClassDef) else None

@@ -17,12 +17,11 @@ import libcst as cst
 
 from . import constants as C
 from .calls import CallGraph
+from .classes import ClassFacts
 from .classes import MAX_BINDINGS_FOLLOWED, last_name
-from .collector import Collector
-from .foreign import Imports
 from .model import FunctionInfo, Known, LoaderCall, LoaderSite
 from .resolve import Binding, BindingKind, Scope, evaluate
-from .walk import UnionMemo, WorkBudget
+from .walk import UnionMemo
 
 
 class _Any:
@@ -78,18 +77,24 @@ def _key_matches(element: cst.DictElement, key: Key, scope: Scope) -> bool:
     return key is ANY or constant_key(element.key, scope) in (key, ANY)
 
 
-class ValueFlow(CallGraph):
-    def __init__(self, collector: Collector, loader_names: FrozenSet[str], imports: Optional[Imports] = None) -> None:
-        super().__init__(collector, loader_names, imports)
+class ValueFlow:
+    """What each expression may evaluate to; the loader site tables it reads are filled by LoaderFacts."""
+
+    def __init__(self, file: ClassFacts, graph: CallGraph) -> None:
+        self.file = file
+        self.graph = graph
         self.loader_calls: Dict[cst.Call, LoaderCall] = {}
         # Where loaders come into being: a loader call, or a call of a same-file factory.
         self.sites: Dict[cst.Call, LoaderSite] = {}
         # A factory call's loaders returned inside a tuple/list/dict, by element key.
         self.element_sites: Dict[cst.Call, Dict[Key, LoaderSite]] = {}
         self.factories: Dict[FunctionInfo, Dict[Path, List[LoaderCall]]] = {}
-        self.budget = WorkBudget()  # every transitive walk of this file's facts spends from it
-        self._memo: UnionMemo[Tuple[cst.CSTNode, Path, Mode], Value] = UnionMemo(self.budget)
+        self._memo: UnionMemo[Tuple[cst.CSTNode, Path, Mode], Value] = UnionMemo(file.budget)
         self._names: Optional[Dict[Tuple[cst.CSTNode, Optional[int]], Set[str]]] = None
+
+    def forget_values(self) -> None:
+        """Drop every value computed: the site tables grew (a factory was found)."""
+        self._memo = UnionMemo(self.file.budget)
 
     # -- the query -----------------------------------------------------------
     def values(
@@ -159,7 +164,7 @@ class ValueFlow(CallGraph):
             return self._for_target_values(value, binding, path, mode)
         if kind == BindingKind.PARAM:
             func = binding.scope.info
-            arguments = self.arguments_for(func, binding.name) if isinstance(func, FunctionInfo) else []
+            arguments = self.graph.arguments_for(func, binding.name) if isinstance(func, FunctionInfo) else []
             if mode.params and arguments:
                 passed: Set[Value] = set()
                 for argument, argument_scope in arguments:
@@ -184,17 +189,17 @@ class ValueFlow(CallGraph):
         return set()
 
     def _attribute_values(self, expr: cst.Attribute, scope: Scope, path: Path, mode: Mode) -> Optional[Set[Value]]:
-        assigned = self.attribute_values(expr, scope)
+        assigned = self.file.attribute_values(expr, scope)
         if not assigned:
             return None
-        owner = self.receiver_class(expr.value, scope) if isinstance(expr.value, cst.Name) else None
+        owner = self.file.receiver_class(expr.value, scope) if isinstance(expr.value, cst.Name) else None
         out: Set[Value] = set()
         for value, value_scope in assigned:
             func = value_scope.info
             if isinstance(value, cst.Name) and isinstance(func, FunctionInfo) and self._is_param(value, func):
                 # `self.loader = loader` in a method: what the file's callers pass for it,
                 # when they build an object of this class (or of a subclass).
-                arguments = self.arguments_for(func, value.value, owner)
+                arguments = self.graph.arguments_for(func, value.value, owner)
                 for arg, arg_scope in arguments:
                     out |= self.values(arg, arg_scope, path, mode)
                 if not arguments:
@@ -250,7 +255,7 @@ class ValueFlow(CallGraph):
                     if a.keyword is not None and (key is ANY or a.keyword.value == key)
                 )
             )
-        callee = self.callees.get(call)
+        callee = self.graph.callees.get(call)
         if callee is not None and callee.function.name != "__init__" and not callee.function.is_generator:
             return self._returned_values(call, callee.function, scope, path, mode)
         return {Value(call, scope, path)}  # a construction, or a call it cannot see into
@@ -322,7 +327,7 @@ class ValueFlow(CallGraph):
         """Names and `self` attributes bound to ``node`` (element ``index`` of it, when unpacked)."""
         if self._names is None:
             names: Dict[Tuple[cst.CSTNode, Optional[int]], Set[str]] = {}
-            scopes = [self.module_scope, *(f.scope for f in self.functions.values())]
+            scopes = [self.file.module_scope, *(f.scope for f in self.file.functions.values())]
             for scope in scopes:
                 for name, bindings in scope.bindings.items():
                     for b in bindings:
@@ -331,7 +336,7 @@ class ValueFlow(CallGraph):
                         element = _element_taken(b.value) if b.kind == BindingKind.ASSIGN else None
                         if element is not None:  # `test_loader = make(...)[0]` names element 0 of the call
                             names.setdefault(element, set()).add(name)
-            for cls in self.classes.values():
+            for cls in self.file.classes.values():
                 for attr, assigned in cls.self_attrs.items():
                     for value, _ in assigned:
                         if value is not None:

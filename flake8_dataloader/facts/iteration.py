@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from enum import IntEnum
-from typing import DefaultDict, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple, Union
+from typing import DefaultDict, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -20,8 +20,11 @@ from . import constants as C
 from .binding import reads_parameter
 from .classes import last_name, self_attribute
 from .collector import Collector
-from .foreign import CallableSummary, DatasetSummary, Imports
+from .foreign import CallableSummary, DatasetSummary
 from .loaders import LoaderFacts
+from .calls import CallGraph
+from .classes import ClassFacts
+from .flow import ValueFlow
 from .model import CallRecord, Context, FunctionInfo, IterationSite, LoaderCall, LoaderSite, LoopInfo
 from .resolve import names_in, resolve
 
@@ -78,9 +81,14 @@ class _Event:
         self.expr, self.ctx, self.node, self.header, self.use = expr, ctx, node, header, use
 
 
-class IterationFacts(LoaderFacts):
-    def __init__(self, collector: Collector, loader_names: FrozenSet[str], imports: Optional[Imports] = None) -> None:
-        super().__init__(collector, loader_names, imports)
+class IterationFacts:
+    """Where each loader is iterated, and whether every epoch; what functions do with their parameters."""
+
+    def __init__(self, file: ClassFacts, graph: CallGraph, flow: ValueFlow, loaders: LoaderFacts) -> None:
+        self.file = file
+        self.graph = graph
+        self.flow = flow
+        self.loaders = loaders
         self.iterations: List[IterationSite] = []
         self._by_site: Optional[Dict[LoaderSite, List[IterationSite]]] = None
         self._sites_by_call: Optional[Dict[LoaderCall, List[LoaderSite]]] = None
@@ -88,10 +96,10 @@ class IterationFacts(LoaderFacts):
         self.param_uses: DefaultDict[ParamOwner, Dict[str, Use]] = defaultdict(dict)
         # Imported callables matter only for the loaders they are handed: none without a loader site.
         self._foreign_callees: Dict[cst.Call, CallableSummary] = (
-            self._find_foreign_callees() if self.sites or self.element_sites else {}
+            self._find_foreign_callees() if self.flow.sites or self.flow.element_sites else {}
         )
         self.attribute_uses: List[AttributeUse] = []  # `self.x` iterated or handed on in a method
-        self._find_iterations(collector)
+        self._find_iterations(file.collector)
 
     # -- queries -------------------------------------------------------------
     def iterations_of(self, site: LoaderSite) -> List[IterationSite]:
@@ -113,7 +121,7 @@ class IterationFacts(LoaderFacts):
         """The sites a DataLoader call reaches the program through (itself, factory calls, their elements)."""
         if self._sites_by_call is None:
             index: DefaultDict[LoaderCall, List[LoaderSite]] = defaultdict(list)
-            for site in self.loader_sites():
+            for site in self.flow.loader_sites():
                 for each in site.calls:
                     index[each.source].append(site)
             self._sites_by_call = index
@@ -137,9 +145,9 @@ class IterationFacts(LoaderFacts):
         """(call, class summary) for each dataset class of another project module that a worker-using
         loader of this file is given: at a loader call, or at an imported factory's call whose dataset
         parameter is given an instance."""
-        for call in [*self.loader_calls.values(), *self.foreign_calls]:
+        for call in [*self.flow.loader_calls.values(), *self.loaders.foreign_calls]:
             if self.may_use_workers(call):
-                for dataset in self.foreign_datasets(call):
+                for dataset in self.loaders.foreign_datasets(call):
                     yield call, dataset
 
     def single_process_everywhere(self, call: LoaderCall) -> bool:
@@ -149,7 +157,7 @@ class IterationFacts(LoaderFacts):
     def _header_iterables(self, expr: cst.BaseExpression, consumed: Set[cst.Call]) -> List[cst.BaseExpression]:
         """What a `for` header or comprehension iterates: wrappers are seen through, and any
         call it cannot see into iterates what it receives (`metric_logger.log_every(loader, 10)`)."""
-        if not isinstance(expr, cst.Call) or expr in self.sites or expr in self.callees:
+        if not isinstance(expr, cst.Call) or expr in self.flow.sites or expr in self.graph.callees:
             return [expr]
         consumed.add(expr)
         wrapper = last_name(expr.func) in C.ITERABLE_WRAPPERS_LAST_NAME
@@ -184,9 +192,10 @@ class IterationFacts(LoaderFacts):
                 events.append(_Event(inner, ctx, inner, None, use(ctx)))
         for expr, ctx in collector.yield_froms:
             events.append(_Event(expr, ctx, expr, None, use(ctx)))
-        for record in self.calls:
+        for record in self.file.calls:
             call, ctx = record.node, record.ctx
-            if call in consumed or call in self.callees or call in self.sites or call in self._foreign_callees:
+            handled_elsewhere = call in self.graph.callees or call in self.flow.sites or call in self._foreign_callees
+            if call in consumed or handled_elsewhere:
                 continue
             name = last_name(call.func)
             targets = resolve(call.func, ctx.scope)
@@ -208,17 +217,17 @@ class IterationFacts(LoaderFacts):
     def _find_foreign_callees(self) -> Dict[cst.Call, CallableSummary]:
         """Calls of functions and classes of other project modules whose parameter use is known."""
         found: Dict[cst.Call, CallableSummary] = {}
-        if self.imports is None:
+        if self.file.imports is None:
             return found
-        for record in self.calls:
-            if record.node in self.sites or record.node in self.callees:
+        for record in self.file.calls:
+            if record.node in self.flow.sites or record.node in self.graph.callees:
                 continue
             # Asked only for a call handed something that may hold a loader: each answer may cost
             # a summary of the callee's module (a LibCST parse), and no other argument matters.
-            if not any(self.may_hold_loaders(arg.value, record.ctx.scope) for arg in record.node.args):
+            if not any(self.flow.may_hold_loaders(arg.value, record.ctx.scope) for arg in record.node.args):
                 continue
-            qualname = self.imported(record.node.func, record.ctx.scope)
-            summary = self.imports.callable(qualname) if qualname else None
+            qualname = self.loaders.imported(record.node.func, record.ctx.scope)
+            summary = self.file.imports.callable(qualname) if qualname else None
             if summary is not None:
                 found[record.node] = summary
         return found
@@ -236,7 +245,7 @@ class IterationFacts(LoaderFacts):
         for event in self._events(collector):
             if event.use != Use.PASSED_ON:
                 loops = repeating_loops(event.expr, event.ctx)
-                for site in self.sites_of(event.expr, event.ctx.scope):
+                for site in self.flow.sites_of(event.expr, event.ctx.scope):
                     self.iterations.append(IterationSite(site, event.node, event.ctx, loops, event.header))
             event_use = Use.REPEATED if event.ctx.loops else event.use
             param = self.param_of(event.expr, event.ctx.function)
@@ -249,10 +258,10 @@ class IterationFacts(LoaderFacts):
                     self.attribute_uses.append(AttributeUse(method, attr, event_use))
 
         edges: List[Tuple[CallRecord, ParamOwner, str, cst.BaseExpression]] = []
-        for record in self.calls:
-            callee = self.callees.get(record.node)
+        for record in self.file.calls:
+            callee = self.graph.callees.get(record.node)
             if callee is not None:
-                for param, arg in self.map_arguments(record.node, callee.function, callee.offset):
+                for param, arg in self.graph.map_arguments(record.node, callee.function, callee.offset):
                     edges.append((record, callee.function, param, arg))
             foreign = self._foreign_callees.get(record.node)
             if foreign is not None:
@@ -273,7 +282,7 @@ class IterationFacts(LoaderFacts):
             owner, param = todo.pop()
             raised = uses[owner][param]
             callers = passed_for.get((owner, param), ())
-            self.budget.spend(1 + len(callers))
+            self.file.budget.spend(1 + len(callers))
             for caller, caller_param, in_loop in callers:
                 if note(caller, caller_param, Use.REPEATED if in_loop else raised):
                     todo.append((caller, caller_param))
@@ -283,7 +292,7 @@ class IterationFacts(LoaderFacts):
                 continue
             ctx = record.ctx
             loops = repeating_loops(arg, ctx)
-            for site in self.sites_of(arg, ctx.scope) | self.contents_of(arg, ctx.scope):
+            for site in self.flow.sites_of(arg, ctx.scope) | self.flow.contents_of(arg, ctx.scope):
                 self.iterations.append(IterationSite(site, record.node, ctx, loops, None, level == Use.REPEATED))
         self._carry_through_calls()
 
@@ -298,7 +307,7 @@ class IterationFacts(LoaderFacts):
             if it.ctx.function is not None and it.site.ctx.function is not it.ctx.function:
                 repeated = bool(it.loops) or it.repeated_inside
                 inside[it.ctx.function][it.site] = inside[it.ctx.function].get(it.site, False) or repeated
-        calls = [(r, self.callees[r.node].function) for r in self.calls if r.node in self.callees]
+        calls = [(r, self.graph.callees[r.node].function) for r in self.file.calls if r.node in self.graph.callees]
         calls_of: DefaultDict[FunctionInfo, List[CallRecord]] = defaultdict(list)
         for record, callee in calls:
             if record.ctx.function is not None:
@@ -308,7 +317,7 @@ class IterationFacts(LoaderFacts):
         while todo:
             callee, site = todo.pop()
             records = calls_of.get(callee, ())
-            self.budget.spend(1 + len(records))
+            self.file.budget.spend(1 + len(records))
             for record in records:
                 caller = record.ctx.function
                 assert caller is not None

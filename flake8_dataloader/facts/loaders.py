@@ -3,27 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from .collector import Collector
-from .foreign import DatasetSummary, Imports, LoaderSummary
+from .foreign import DatasetSummary, LoaderSummary
 from .classes import ClassInfo
+from .calls import CallGraph
+from .classes import ClassFacts
 from .flow import ANY, OBJECT_FLOW, Key, Path, ValueFlow, constant_key
 from .binding import Bound, Conditions, Signature, bind, conditions_of, reads_parameter, signature_of, taken
 from .model import OMITTED, Argument, Context, FunctionInfo, LoaderCall, LoaderSite, Unknown
 from .resolve import Scope, evaluate, resolve
 from .signature import ALL_PARAMETERS, POSITIONAL
-from .walk import UnionMemo
 
 # A factory returning another factory's result is found in the second round.
 FACTORY_ROUNDS = 2
 
 
-class LoaderFacts(ValueFlow):
-    def __init__(self, collector: Collector, loader_names: FrozenSet[str], imports: Optional[Imports] = None) -> None:
-        super().__init__(collector, loader_names, imports)
+class LoaderFacts:
+    """Loader calls, the factories that return them, and the loaders imported factories build."""
+
+    def __init__(self, file: ClassFacts, graph: CallGraph, flow: ValueFlow) -> None:
+        self.file = file
+        self.graph = graph
+        self.flow = flow
         self._by_dataset: Optional[Dict[ClassInfo, List[LoaderCall]]] = None
         # Loaders built in other modules of the project, returned by an imported factory.
         self.foreign_calls: List[LoaderCall] = []
@@ -40,40 +44,40 @@ class LoaderFacts(ValueFlow):
             return False, None
         subclass = None
         for target in targets:
-            if isinstance(target, str) and target in self.loader_names:
+            if isinstance(target, str) and target in self.file.loader_names:
                 continue
-            cls = self.class_of_def(target)
-            if cls is not None and self.is_loader_class(cls):
+            cls = self.file.class_of_def(target)
+            if cls is not None and self.file.is_loader_class(cls):
                 subclass = cls
                 continue
             return False, None
         return True, subclass
 
     def _find_loader_calls(self) -> None:
-        for record in self.calls:
+        for record in self.file.calls:
             is_loader, subclass = self._loader_callee(record.node.func, record.ctx.scope)
             if is_loader:
-                custom_init = subclass is not None and self.method(subclass, "__init__") is not None
+                custom_init = subclass is not None and self.file.method(subclass, "__init__") is not None
                 call = read_arguments(record.node, record.ctx, custom_init)
                 for name, argument in call.args.items():
                     param = reads_parameter(argument.expr, record.ctx.function)
                     if param is not None:
                         call.reads[name] = param
-                self.loader_calls[record.node] = call
-                self.sites[record.node] = LoaderSite(node=record.node, ctx=record.ctx, calls=[call])
+                self.flow.loader_calls[record.node] = call
+                self.flow.sites[record.node] = LoaderSite(node=record.node, ctx=record.ctx, calls=[call])
 
     def imported(self, func: cst.BaseExpression, scope: Scope) -> Optional[str]:
         """The one dotted name a callee denotes when it is imported (followed across modules)."""
-        if self.imports is None:
+        if self.file.imports is None:
             return None
         targets = resolve(func, scope)
         target = next(iter(targets)) if len(targets) == 1 else None
         return target if isinstance(target, str) else None
 
     def _find_foreign_factories(self) -> None:
-        for record in self.calls:
-            qualname = None if record.node in self.sites else self.imported(record.node.func, record.ctx.scope)
-            factory = self.imports.factory(qualname) if self.imports is not None and qualname else None
+        for record in self.file.calls:
+            qualname = None if record.node in self.flow.sites else self.imported(record.node.func, record.ctx.scope)
+            factory = self.file.imports.factory(qualname) if self.file.imports is not None and qualname else None
             if factory is None:
                 continue
             bound: Optional[Dict[str, Bound]] = None
@@ -90,43 +94,43 @@ class LoaderFacts(ValueFlow):
                 self.foreign_calls.extend(calls)
                 site = LoaderSite(node=record.node, ctx=record.ctx, calls=calls)
                 if not path:
-                    self.sites[record.node] = site
+                    self.flow.sites[record.node] = site
                 elif isinstance(path[0], (int, str)):
-                    self.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
+                    self.flow.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
 
     def _find_factories(self) -> None:
         for _ in range(FACTORY_ROUNDS):
-            self._memo = UnionMemo(self.budget)  # values depend on the sites known so far
-            for func in self.functions.values():
-                if func not in self.factories and not func.is_generator and func.returns:
+            self.flow.forget_values()  # values depend on the sites known so far
+            for func in self.file.functions.values():
+                if func not in self.flow.factories and not func.is_generator and func.returns:
                     made = self._made_loaders(func)
                     if made:
-                        self.factories[func] = made
-            for record in self.calls:
-                callee = self.callees.get(record.node)
-                if callee is None or callee.function not in self.factories or record.node in self.sites:
+                        self.flow.factories[func] = made
+            for record in self.file.calls:
+                callee = self.graph.callees.get(record.node)
+                if callee is None or callee.function not in self.flow.factories or record.node in self.flow.sites:
                     continue
                 binder = _Binder(self, record, callee.function, callee.offset)
-                for path, returned in self.factories[callee.function].items():
+                for path, returned in self.flow.factories[callee.function].items():
                     calls = [binder.version(call) for call in returned if binder.builds(call)]
                     if not calls:
                         continue
                     site = LoaderSite(node=record.node, ctx=record.ctx, calls=calls)
                     if not path:
-                        self.sites[record.node] = site
+                        self.flow.sites[record.node] = site
                     else:
-                        self.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
-        self._memo = UnionMemo(self.budget)
+                        self.flow.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
+        self.flow.forget_values()
 
     def changed_name(self, name: cst.Name, scope: Scope) -> bool:
         """The name's object is changed in place somewhere in the file (item or attribute assignment,
         a method call on it): a dict bound to it once may not hold only what it was built with."""
         if self._changed_names is None:
             found: Set[Tuple[Optional[Scope], str]] = set()
-            for mutation in self._collector.mutations:
+            for mutation in self.file.collector.mutations:
                 if isinstance(mutation.base, cst.Name):
                     found.add((mutation.ctx.scope.lookup(mutation.base.value), mutation.base.value))
-            for record in self.calls:
+            for record in self.file.calls:
                 func = record.node.func
                 if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
                     found.add((record.ctx.scope.lookup(func.value.value), func.value.value))
@@ -148,14 +152,14 @@ class LoaderFacts(ValueFlow):
         returned = [r for r in func.returns if r is not None]
         keys: Set[Key] = set()
         for expr in returned:
-            for value in self.values(expr, func.scope):
+            for value in self.flow.values(expr, func.scope):
                 keys |= self._literal_keys(value.node, value.scope)
         out: Dict[Path, List[LoaderCall]] = {}
         for path in [(), *((key,) for key in keys)]:
             calls: List[LoaderCall] = []
             for expr in returned:
-                for value in self.values(expr, func.scope, path):
-                    site = self.site_of_value(value)
+                for value in self.flow.values(expr, func.scope, path):
+                    site = self.flow.site_of_value(value)
                     if site is not None and site.ctx.function is func:
                         calls.extend(c for c in site.calls if c not in calls)
                         conditions = self.branch_conditions(site.ctx)
@@ -176,17 +180,17 @@ class LoaderFacts(ValueFlow):
             keys = {constant_key(e.key, scope) for e in node.elements if isinstance(e, cst.DictElement)}
             return {k for k in keys if k is not ANY}
         if isinstance(node, cst.Call):
-            return set(self.element_sites.get(node, {}))
+            return set(self.flow.element_sites.get(node, {}))
         return set()
 
     def site_names(self, site: LoaderSite) -> Set[str]:
         """The names a site's loader is bound to where it is made (`val_loader = ...`)."""
         names: Set[str] = set()
-        for key, element in self.element_sites.get(site.node, {}).items():
+        for key, element in self.flow.element_sites.get(site.node, {}).items():
             if element is site:
-                names |= self.names_of(site.node, key if isinstance(key, int) else None)
-        if self.sites.get(site.node) is site:
-            names |= self.names_of(site.node)
+                names |= self.flow.names_of(site.node, key if isinstance(key, int) else None)
+        if self.flow.sites.get(site.node) is site:
+            names |= self.flow.names_of(site.node)
         return names
 
     def dataset_classes(self, call: LoaderCall) -> Set[ClassInfo]:
@@ -196,10 +200,10 @@ class LoaderFacts(ValueFlow):
         if dataset is None:
             return set()
         out: Set[ClassInfo] = set()
-        for value in self.values(dataset, call.ctx.scope, (), OBJECT_FLOW):
+        for value in self.flow.values(dataset, call.ctx.scope, (), OBJECT_FLOW):
             if not value.path and isinstance(value.node, cst.Call):
                 targets = resolve(value.node.func, value.scope)
-                cls = self.class_of_def(next(iter(targets))) if len(targets) == 1 else None
+                cls = self.file.class_of_def(next(iter(targets))) if len(targets) == 1 else None
                 if cls is not None:
                     out.add(cls)
         return out
@@ -207,13 +211,13 @@ class LoaderFacts(ValueFlow):
     def foreign_datasets(self, call: LoaderCall) -> List[DatasetSummary]:
         """The dataset classes of other project modules a loader's dataset may be an instance of."""
         dataset = call.args["dataset"].expr
-        if dataset is None or self.imports is None:
+        if dataset is None or self.file.imports is None:
             return []
         out: List[DatasetSummary] = []
-        for value in self.values(dataset, call.ctx.scope, (), OBJECT_FLOW):
+        for value in self.flow.values(dataset, call.ctx.scope, (), OBJECT_FLOW):
             if not value.path and isinstance(value.node, cst.Call):
                 qualname = self.imported(value.node.func, value.scope)
-                found = self.imports.dataset(qualname) if qualname else None
+                found = self.file.imports.dataset(qualname) if qualname else None
                 if found is not None and found not in out:
                     out.append(found)
         return out
@@ -222,7 +226,7 @@ class LoaderFacts(ValueFlow):
         """Loader calls whose dataset may be an instance of ``cls``."""
         if self._by_dataset is None:
             index: Dict[ClassInfo, List[LoaderCall]] = {}
-            for call in self.loader_calls.values():
+            for call in self.flow.loader_calls.values():
                 for klass in self.dataset_classes(call):
                     index.setdefault(klass, []).append(call)
             self._by_dataset = index

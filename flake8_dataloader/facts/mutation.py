@@ -72,7 +72,7 @@ class DatasetReferences:
             if self.dataset is not None and same_reference(prefix, self.dataset, scope, self.site.ctx.scope):
                 return True
             if isinstance(prefix, cst.Attribute) and prefix.attr.value == "dataset":
-                if self.site in self.facts.sites_of(prefix.value, scope):
+                if self.site in self.facts.flow.sites_of(prefix.value, scope):
                     return True
         return False
 
@@ -95,7 +95,7 @@ def assignments_into(
 def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
     """A statement or call, inside a loop that repeats the site's iteration, that may change its dataset."""
     references = DatasetReferences(facts, site)
-    for it in facts.iterations_of(site):
+    for it in facts.iteration.iterations_of(site):
         loops = repeating_loops(site, it)
         if loops:
             found = facts.loop_touches.touching(it.ctx.function, loops, references)
@@ -138,8 +138,8 @@ class LoopTouches:
                         found.through_dataset.append((prefix, scope, node))
 
             mutations = self._mutations.get(function, [])
-            records = self._facts.calls_in(function)
-            self._facts.budget.spend(len(mutations) + len(records))
+            records = self._facts.graph.calls_in(function)
+            self._facts.file.budget.spend(len(mutations) + len(records))
             for mutation in mutations:
                 if loops & set(mutation.ctx.loops):
                     add(mutation.base, mutation.ctx.scope, mutation.node)
@@ -168,7 +168,7 @@ class LoopTouches:
         if holders is None:  # which loader each `X.dataset` may be the dataset of, worked out once
             holders = self._holders[id(touches)] = {}
             for prefix, scope, node in touches.through_dataset:
-                for site in self._facts.sites_of(prefix.value, scope):
+                for site in self._facts.flow.sites_of(prefix.value, scope):
                     holders.setdefault(site, node)
         return holders.get(references.site)
 
@@ -192,7 +192,7 @@ class LoopChanges:
             if isinstance(target, (cst.Attribute, cst.Subscript)):
                 for loop in mutation.ctx.loops:
                     self._written.setdefault(loop, []).append((target, mutation.ctx.function))
-        for record in facts.calls:
+        for record in facts.file.calls:
             func = record.node.func
             if isinstance(func, cst.Attribute):
                 for loop in record.ctx.loops:
@@ -252,8 +252,8 @@ class Reseeds:
 
     def __init__(self, facts) -> None:
         self._facts = facts
-        direct = {r.ctx.function for r in facts.calls if r.ctx.function is not None and self._seeds_torch(r)}
-        self.functions: Set[FunctionInfo] = facts.calling(direct) if direct else set()
+        direct = {r.ctx.function for r in facts.file.calls if r.ctx.function is not None and self._seeds_torch(r)}
+        self.functions: Set[FunctionInfo] = facts.graph.calling(direct) if direct else set()
         self._first: Dict[Tuple[Optional[FunctionInfo], FrozenSet[LoopInfo]], Optional[cst.Call]] = {}
 
     @staticmethod
@@ -262,15 +262,15 @@ class Reseeds:
 
     def seeds(self, record) -> bool:
         """The call seeds torch, directly or through a same-file function."""
-        called = self._facts.callees.get(record.node)
+        called = self._facts.graph.callees.get(record.node)
         return self._seeds_torch(record) or (called is not None and called.function in self.functions)
 
     def first(self, function: Optional[FunctionInfo], loops: Set[LoopInfo]) -> Optional[cst.Call]:
         """The first call in ``function``, inside ``loops``, that seeds torch with a value they do not change."""
         key = (function, frozenset(loops))
         if key not in self._first:
-            records = self._facts.calls_in(function)
-            self._facts.budget.spend(len(records))
+            records = self._facts.graph.calls_in(function)
+            self._facts.file.budget.spend(len(records))
             seeding = (r.node for r in records if loops & set(r.ctx.loops) and self.seeds(r))
             self._first[key] = next((node for node in seeding if not arguments_bound_in(node, loops)), None)
         return self._first[key]
@@ -282,11 +282,11 @@ def reseeded_each_pass(facts, site: LoaderSite) -> Optional[cst.Call]:
     or the iterating function seeding itself): each pass then replays one random stream, which
     persistent workers would change."""
     reseeds = facts.reseeds
-    for it in facts.iterations_of(site):
+    for it in facts.iteration.iterations_of(site):
         loops = repeating_loops(site, it)
         if not loops:
             continue
-        callee = facts.callees.get(it.node) if isinstance(it.node, cst.Call) else None
+        callee = facts.graph.callees.get(it.node) if isinstance(it.node, cst.Call) else None
         if callee is not None and callee.function in reseeds.functions and not arguments_bound_in(it.node, loops):
             return it.node
         seed = reseeds.first(it.ctx.function, loops)

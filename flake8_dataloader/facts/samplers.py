@@ -17,14 +17,14 @@ EVALUATION_WORDS = ("val", "test", "eval")
 
 def _is_distributed_class(facts, func: cst.BaseExpression, scope: Scope) -> bool:
     """The callee is DistributedSampler, an alias chosen among classes, or a same-file subclass."""
-    for value in facts.values(func, scope, (), OBJECT_FLOW):
+    for value in facts.flow.values(func, scope, (), OBJECT_FLOW):
         if value.path or not isinstance(value.node, (cst.Name, cst.Attribute)):
             continue
         if qualname_in(value.node, value.scope, C.DISTRIBUTED_SAMPLERS):
             return True
         for target in resolve(value.node, value.scope):
-            cls = facts.class_of_def(target)
-            if cls is not None and facts.subclasses_any(cls, C.DISTRIBUTED_SAMPLERS):
+            cls = facts.file.class_of_def(target)
+            if cls is not None and facts.file.subclasses_any(cls, C.DISTRIBUTED_SAMPLERS):
                 return True
     return False
 
@@ -41,7 +41,7 @@ def _shuffles(call: cst.Call, scope: Scope, subclass: bool) -> bool:
 
 
 def _calls_in(facts, expr: cst.BaseExpression, scope: Scope) -> Iterator[Value]:
-    for value in facts.values(expr, scope, (), OBJECT_FLOW):
+    for value in facts.flow.values(expr, scope, (), OBJECT_FLOW):
         if not value.path and isinstance(value.node, cst.Call):
             yield value
 
@@ -89,14 +89,14 @@ def set_epoch_reaches(facts) -> Optional[Set[cst.Call]]:
     an attribute of an unknown object): then any sampler may be the one it sets.
     """
     out: Set[cst.Call] = set()
-    for record in facts.calls:
+    for record in facts.file.calls:
         func = record.node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "set_epoch"):
             continue
         receiver, scope = func.value, record.ctx.scope
         if isinstance(receiver, cst.Attribute) and receiver.attr.value == "sampler":
             # `loader.sampler.set_epoch(epoch)`, also on a parameter: the loaders the file passes for it.
-            holders = facts.sites_of(receiver.value, scope) or facts.loaders_passed(receiver.value, scope)
+            holders = facts.flow.sites_of(receiver.value, scope) or facts.flow.loaders_passed(receiver.value, scope)
             if holders:
                 for site in holders:
                     for call in site.calls:
@@ -113,13 +113,13 @@ def set_epoch_reaches(facts) -> Optional[Set[cst.Call]]:
                 if inner is not None:
                     out.update(distributed_samplers(facts, inner, owner.scope))
             continue
-        values = facts.values(receiver, scope, (), OBJECT_FLOW)
+        values = facts.flow.values(receiver, scope, (), OBJECT_FLOW)
         for value in values:
             if _never_a_sampler(value):
                 continue  # the None branch of `sampler = DistributedSampler(ds) if ddp else None`
             if value.path or not isinstance(value.node, cst.Call):
                 return None
-            if facts.instance_class(value.node, value.scope) is None:
+            if facts.file.instance_class(value.node, value.scope) is None:
                 out.update(distributed_samplers(facts, value.node, value.scope))
                 inner = _wrapped_sampler(value.node)
                 if inner is not None:
@@ -141,7 +141,7 @@ def facts_free_name(node: cst.Name, scope: Scope) -> bool:
 
 def for_evaluation(facts, call: LoaderCall, sampler: cst.Call) -> bool:
     """The loader (or its sampler) is named for evaluation: its order does not matter."""
-    names = set(facts.names_of(call.node)) | set(facts.names_of(sampler))
-    for site in facts.sites_of_call(call):
-        names |= facts.site_names(site)
+    names = set(facts.flow.names_of(call.node)) | set(facts.flow.names_of(sampler))
+    for site in facts.iteration.sites_of_call(call):
+        names |= facts.loaders.site_names(site)
     return any(word in name.lower() for name in names for word in EVALUATION_WORDS)

@@ -35,7 +35,7 @@ class _Lines:
     def __init__(self, facts: FileFacts, module: cst.Module, source: str, tree: ast.AST, nodes: List[cst.CSTNode]):
         self.module, self.source, self.nodes = module, source, nodes
         self.defs = top_level(tree)
-        self.calls = CallLines(facts.calls_in)
+        self.calls = CallLines(facts.graph.calls_in)
         self._slow: Optional[Dict[cst.CSTNode, Tuple[int, int]]] = None
 
     def of(self, node: cst.CSTNode, function: Optional[FunctionInfo] = None, cls: Optional[ClassInfo] = None) -> int:
@@ -60,10 +60,11 @@ def summarise(
     facts: FileFacts, module: cst.Module, source: str, tree: ast.AST, shown_path: str, settings: Settings
 ) -> ModuleSummary:
     """The summary of one module's facts (built without following its own imports)."""
-    top_classes = [k for k in facts.classes.values() if k.scope.parent is facts.module_scope]
-    top_functions = [f for f in facts.functions.values() if f.cls is None and f.scope.parent is facts.module_scope]
-    iter_methods = {k: m for k, m in ((k, facts.method(k, "__iter__")) for k in top_classes) if m is not None}
-    factory_calls = [c for by_path in facts.factories.values() for calls in by_path.values() for c in calls]
+    module_scope = facts.file.module_scope
+    top_classes = [k for k in facts.file.classes.values() if k.scope.parent is module_scope]
+    top_functions = [f for f in facts.file.functions.values() if f.cls is None and f.scope.parent is module_scope]
+    iter_methods = {k: m for k, m in ((k, facts.file.method(k, "__iter__")) for k in top_classes) if m is not None}
+    factory_calls = [c for by_path in facts.flow.factories.values() for calls in by_path.values() for c in calls]
     nodes: List[cst.CSTNode] = [k.node for k in top_classes] + [f.node for f in top_functions]
     nodes += [c.node for c in factory_calls] + [m.node for m in iter_methods.values()]
     cuda = {k: found for k, found in ((k, cuda_in_reads(facts, k)) for k in top_classes) if found is not None}
@@ -78,7 +79,7 @@ def summarise(
     reported = {f.node for f in SingleUseIterableDataset.check(facts, settings)}
     datasets: Dict[str, DatasetSummary] = {}
     for klass in top_classes:
-        kind = facts.dataset_kind(klass)
+        kind = facts.file.dataset_kind(klass)
         if kind is None:
             continue
         iter_method = iter_methods.get(klass)
@@ -96,7 +97,7 @@ def summarise(
         )
     factories: Dict[str, FactorySummary] = {}
     module_level = set(top_functions)
-    for func, made in facts.factories.items():
+    for func, made in facts.flow.factories.items():
         if func in module_level:
             # Sorted: the flow's sets have no stable order, and summaries must not depend on it.
             loaders = tuple(
@@ -104,11 +105,11 @@ def summarise(
                                     key=lambda s: s.origin.line)))
                 for path, calls in sorted(made.items(), key=lambda item: repr(item[0]))
             )
-            factories[func.name] = FactorySummary(func.name, origin(func.node), loaders, facts.signature(func))
+            factories[func.name] = FactorySummary(func.name, origin(func.node), loaders, facts.loaders.signature(func))
     callables: Dict[str, CallableSummary] = {}
     for func in top_functions:
-        uses = facts.param_uses.get(func)
-        if uses and func not in facts.factories:
+        uses = facts.iteration.param_uses.get(func)
+        if uses and func not in facts.flow.factories:
             callables[func.name] = CallableSummary(func.name, origin(func.node), tuple(func.params), 0, _levels(uses))
     for klass in top_classes:
         summary = _constructor(facts, klass, origin)
@@ -120,7 +121,7 @@ def summarise(
 def _worker_inits(facts: FileFacts, top_functions: List[FunctionInfo]) -> Dict[str, bool]:
     """Each module-level function that takes a parameter (a worker_init_fn takes the worker id): whether
     it reads get_worker_info(), itself or through the functions it calls (one reverse walk for all)."""
-    reading = facts.calling({f for f in facts.functions.values() if reads_worker_info(facts, [f])})
+    reading = facts.graph.calling({f for f in facts.file.functions.values() if reads_worker_info(facts, [f])})
     return {f.name: f in reading for f in top_functions if f.params}
 
 
@@ -147,8 +148,8 @@ def _loader(facts: FileFacts, call: LoaderCall, origin, factory: FunctionInfo,
         origin=origin(call.node, call.ctx.function),
         states=tuple((name, argument.state) for name, argument in call.args.items()),
         workers_text=source_of(workers) if workers is not None else None,
-        repeated_here=any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)),
-        conditions=tuple(facts.made_under.get((factory, call), [()])),
+        repeated_here=any(facts.iteration.iterated_repeatedly(site) for site in facts.iteration.sites_of_call(call)),
+        conditions=tuple(facts.loaders.made_under.get((factory, call), [()])),
         reads=tuple(sorted(call.reads.items())),
         sampler=origin(samplers[call], call.ctx.function) if call in samplers else None,
     )
@@ -177,7 +178,7 @@ def _constructor(facts: FileFacts, klass: ClassInfo, origin) -> Optional[Callabl
     A method that iterates `self.x` once, called from a loop of another method (`fit` calling
     `self.train_epoch()` every epoch), iterates it repeatedly.
     """
-    init = facts.method(klass, "__init__")
+    init = facts.file.method(klass, "__init__")
     if init is None or not init.params:
         return None
     stored: Dict[str, str] = {}  # attribute -> the parameter stored in it
@@ -186,8 +187,8 @@ def _constructor(facts: FileFacts, klass: ClassInfo, origin) -> Optional[Callabl
             if method is init and isinstance(value, cst.Name) and value.value in init.params[1:]:
                 stored[attr] = value.value
     levels: Dict[str, Use] = {}
-    family = [klass, *facts.base_classes(klass)]
-    for use in facts.attribute_uses:
+    family = [klass, *facts.file.base_classes(klass)]
+    for use in facts.iteration.attribute_uses:
         param = stored.get(use.attr)
         if param is None or use.method.cls not in family:
             continue
@@ -203,4 +204,4 @@ def _constructor(facts: FileFacts, klass: ClassInfo, origin) -> Optional[Callabl
 
 
 def _called_in_a_loop(facts: FileFacts, method: FunctionInfo) -> bool:
-    return any(caller.record.ctx.loops for caller in facts.callers.get(method, ()))
+    return any(caller.record.ctx.loops for caller in facts.graph.callers.get(method, ()))

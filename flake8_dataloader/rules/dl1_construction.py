@@ -83,7 +83,7 @@ class PersistentWorkersWithoutWorkers(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        for call in facts.loader_calls.values():
+        for call in facts.flow.loader_calls.values():
             persistent = call.args["persistent_workers"]
             if call.single_process() and persistent.known_truthy():
                 yield cls.finding(
@@ -150,7 +150,7 @@ class PrefetchWithoutWorkers(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        for call in facts.loader_calls.values():
+        for call in facts.flow.loader_calls.values():
             prefetch = call.args["prefetch_factor"]
             if call.single_process() and prefetch.known_not_none():
                 yield cls.finding(_anchor(call, "prefetch_factor"), value=show(prefetch), workers=show_workers(call))
@@ -230,7 +230,7 @@ class RejectedCombination(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        for call in facts.loader_calls.values():
+        for call in facts.flow.loader_calls.values():
             for name, detail in cls._problems(call, facts):
                 yield cls.finding(_anchor(call, name), detail=detail)
 
@@ -279,9 +279,9 @@ class RejectedCombination(Rule):
                 )
         dataset = a["dataset"]
         if dataset.expr is not None:
-            cls = facts.instance_class(dataset.expr, call.ctx.scope)
-            iterables = [cls.name] if cls is not None and facts.dataset_kind(cls) == "iterable" else []
-            iterables += [f"{d.name} ({d.origin})" for d in facts.foreign_datasets(call) if d.kind == "iterable"]
+            cls = facts.file.instance_class(dataset.expr, call.ctx.scope)
+            iterables = [cls.name] if cls is not None and facts.file.dataset_kind(cls) == "iterable" else []
+            iterables += [f"{d.name} ({d.origin})" for d in facts.loaders.foreign_datasets(call) if d.kind == "iterable"]
             if iterables:  # the first such class names the finding
                 if a["shuffle"].known_truthy():
                     yield "shuffle", _with_iterable("shuffle", iterables[0])
@@ -440,7 +440,7 @@ class CrashWithZeroWorkers(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        for call in facts.loader_calls.values():
+        for call in facts.flow.loader_calls.values():
             workers = call.num_workers
             if workers.expr is None or not workers.unknown:
                 continue
@@ -567,7 +567,7 @@ class AttributeSetAfterConstruction(Rule):
             target = mutation.node
             if not isinstance(target, cst.Attribute) or target.attr.value not in LOCKED_ATTRIBUTES:
                 continue
-            if facts.may_be_loader(target.value, mutation.ctx.scope) or _after_super_init(facts, mutation):
+            if facts.flow.may_be_loader(target.value, mutation.ctx.scope) or _after_super_init(facts, mutation):
                 yield cls.finding(target, attr=target.attr.value)
 
 
@@ -577,10 +577,10 @@ def _after_super_init(facts: FileFacts, mutation: Mutation) -> bool:
     base = mutation.node.value if isinstance(mutation.node, cst.Attribute) else None
     if func is None or func.cls is None or not isinstance(base, cst.Name) or func.params[:1] != [base.value]:
         return False
-    if not facts.is_loader_class(func.cls) or not isinstance(func.node.body, cst.IndentedBlock):
+    if not facts.file.is_loader_class(func.cls) or not isinstance(func.node.body, cst.IndentedBlock):
         return False
     statements = list(func.node.body.body)
-    inits = [r.node for r in facts.calls_in(func) if _is_super_init(r.node)]
+    inits = [r.node for r in facts.graph.calls_in(func) if _is_super_init(r.node)]
     first_init = min((i for i, s in enumerate(statements) if any(_contains(s, c) for c in inits)), default=None)
     here = next((i for i, s in enumerate(statements) if _contains(s, mutation.node)), None)
     if first_init is None or here is None or here <= first_init:

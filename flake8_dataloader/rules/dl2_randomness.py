@@ -173,18 +173,18 @@ class UnseededDatasetRng(Rule):
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         reported: Set[cst.Call] = set()  # one finding per creation, however many subclasses inherit it
         module_rngs = cls._module_rngs(facts)
-        for klass in facts.classes.values():
-            if facts.dataset_kind(klass) is None:
+        for klass in facts.file.classes.values():
+            if facts.file.dataset_kind(klass) is None:
                 continue
             rngs = cls._held_rngs(facts, klass)
             if not rngs and not module_rngs:
                 continue
-            methods = facts.reachable(klass, DRAW_ROOTS)
+            methods = facts.graph.reachable(klass, DRAW_ROOTS)
             drawn, reseeded = cls._draws(facts, klass, methods, rngs, module_rngs)
             if not drawn - reseeded:
                 continue
-            loaders = facts.loaders_using(klass)
-            if loaders and all(facts.single_process_everywhere(c) or cls._passes_init_fn(c) for c in loaders):
+            loaders = facts.loaders.loaders_using(klass)
+            if loaders and all(facts.iteration.single_process_everywhere(c) or cls._passes_init_fn(c) for c in loaders):
                 continue  # no worker copies the RNG, or a worker_init_fn is assumed to reseed it
             for key in sorted(drawn - reseeded):
                 creation, owner = rngs[key] if key in rngs else (module_rngs[key], klass)
@@ -202,9 +202,9 @@ class UnseededDatasetRng(Rule):
     @staticmethod
     def _module_rngs(facts) -> Dict[str, cst.Call]:
         out = {}
-        for name, bindings in facts.module_scope.bindings.items():
+        for name, bindings in facts.file.module_scope.bindings.items():
             if len(bindings) == 1 and bindings[0].kind == "assign":
-                if _is_rng_constructor(bindings[0].value, facts.module_scope):
+                if _is_rng_constructor(bindings[0].value, facts.file.module_scope):
                     out[name] = bindings[0].value
         return out
 
@@ -212,7 +212,7 @@ class UnseededDatasetRng(Rule):
     def _held_rngs(facts, klass: ClassInfo) -> Dict[str, Tuple[cst.Call, ClassInfo]]:
         """self.<attr> RNGs created in __init__ or the class body (own or inherited), with the class creating each."""
         out: Dict[str, Tuple[cst.Call, ClassInfo]] = {}
-        for owner in [klass, *facts.base_classes(klass)]:
+        for owner in [klass, *facts.file.base_classes(klass)]:
             for name, bindings in owner.scope.bindings.items():
                 for binding in bindings:
                     if binding.kind == "assign" and _is_rng_constructor(binding.value, owner.scope):
@@ -229,7 +229,7 @@ class UnseededDatasetRng(Rule):
         reseeded: Set[str] = set()
         per_worker = False
         for method in methods:
-            for record in facts.calls_in(method):
+            for record in facts.graph.calls_in(method):
                 call, scope = record.node, record.ctx.scope
                 names = call_qualnames(call, scope)
                 if any(n.endswith("get_worker_info") for n in names) or names & C.PER_ITERATOR_SEED_SOURCES:
@@ -240,7 +240,7 @@ class UnseededDatasetRng(Rule):
                 if isinstance(receiver, cst.Attribute) and _is_self_attr(receiver, method) and receiver.attr.value in rngs:
                     key = receiver.attr.value
                 elif isinstance(receiver, cst.Name) and receiver.value in module_rngs:
-                    if scope.lookup(receiver.value) is facts.module_scope:
+                    if scope.lookup(receiver.value) is facts.file.module_scope:
                         key = receiver.value
                 if key is not None:
                     (reseeded if func.attr.value in RESEED_METHODS else drawn).add(key)
@@ -249,7 +249,7 @@ class UnseededDatasetRng(Rule):
                     if _is_self_attr(value, method) and value.attr.value in rngs:
                         drawn.add(value.attr.value)
                     elif isinstance(value, cst.Name) and value.value in module_rngs:
-                        if scope.lookup(value.value) is facts.module_scope:
+                        if scope.lookup(value.value) is facts.file.module_scope:
                             drawn.add(value.value)
             for attr, values in klass.self_attrs.items():
                 for value, where in values:
@@ -270,8 +270,8 @@ def _worker_code(facts) -> Tuple[Set[FunctionInfo], Set[cst.Call]]:
         for node in walk(function.body):
             if isinstance(node, cst.Call):
                 in_lambdas.add(node)
-                roots.extend(f for f in facts.functions_of(node.func, scope) if f not in roots)
-    return facts.called_only_from(roots), in_lambdas
+                roots.extend(f for f in facts.graph.functions_of(node.func, scope) if f not in roots)
+    return facts.graph.called_only_from(roots), in_lambdas
 
 
 def _worker_lambdas(facts) -> List[Tuple[cst.Lambda, Scope]]:
@@ -318,7 +318,7 @@ def _torch_seeded(facts) -> Tuple[bool, bool]:
     """
     worker_only, in_lambdas = _worker_code(facts)
     nontorch = torch = False
-    for record in facts.calls:
+    for record in facts.file.calls:
         names = call_qualnames(record.node, record.ctx.scope)
         if names & C.GLOBAL_NONTORCH_SEEDERS:
             in_worker = record.ctx.function in worker_only or record.node in in_lambdas
@@ -431,12 +431,12 @@ class HalfSeededRun(Rule):
         nontorch, torch = _torch_seeded(facts)
         if not nontorch or torch:
             return
-        for call in facts.loader_calls.values():
+        for call in facts.flow.loader_calls.values():
             generator = call.args["generator"]
             if not (generator.omitted or (generator.known and generator.value is None)):
                 continue
             shuffles = call.args["shuffle"].known_truthy() or cls._random_sampler(facts, call)
-            workers = facts.may_use_workers(call)
+            workers = facts.iteration.may_use_workers(call)
             if shuffles or workers:
                 what = " and ".join(w for w, on in (("shuffle order", shuffles), ("worker seeds", workers)) if on)
                 yield cls.finding(call.node, what=what)
@@ -453,15 +453,15 @@ class HalfSeededRun(Rule):
 def worker_init_functions(facts) -> List[FunctionInfo]:
     """Functions passed as `worker_init_fn` (directly, via `functools.partial` or a splatted
     dict) and functions whose first parameter is `worker_id`."""
-    found: List[FunctionInfo] = [f for f in facts.functions.values() if f.params and f.params[0] == "worker_id"]
+    found: List[FunctionInfo] = [f for f in facts.file.functions.values() if f.params and f.params[0] == "worker_id"]
     for expr, scope in _worker_init_values(facts):
-        found.extend(func for func in facts.functions_of(expr, scope) if func not in found)
+        found.extend(func for func in facts.graph.functions_of(expr, scope) if func not in found)
     return found
 
 
 def _worker_init_values(facts) -> Iterator[Tuple[cst.BaseExpression, Scope]]:
     """What the file's loaders are given as `worker_init_fn`, directly or through a splatted dict."""
-    for call in facts.loader_calls.values():
+    for call in facts.flow.loader_calls.values():
         given = call.args["worker_init_fn"].expr
         if given is not None:
             yield given, call.ctx.scope
@@ -562,7 +562,7 @@ class WorkerSeedIgnoresEpoch(Rule):
 
     @classmethod
     def _seeds_statically(cls, facts, func: FunctionInfo) -> bool:
-        for record in facts.calls_in(func):
+        for record in facts.graph.calls_in(func):
             call, scope = record.node, record.ctx.scope
             names = call_qualnames(call, scope)
             is_seeding = bool(names & SEEDING_CALLS) or (

@@ -34,7 +34,7 @@ def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
 
 def _calls_of(facts, names) -> List:
     return [
-        r for r in facts.calls
+        r for r in facts.file.calls
         if any(t in names for t in resolve(r.node.func, r.ctx.scope) if isinstance(t, str))
     ]
 
@@ -166,8 +166,8 @@ class UnguardedEntryPoint(Rule):
         iterating = cls._functions_iterating(facts)
         reported: Set[cst.CSTNode] = set()
         iterating_calls: Set[cst.CSTNode] = set()  # module-level calls that iterate the loader they pass
-        for it in facts.iterations:
-            if it.node in facts.callees:
+        for it in facts.iteration.iterations:
+            if it.node in facts.graph.callees:
                 if spawn_exposed(it.site):
                     iterating_calls.add(it.node)
                 continue  # a call of a same-file function: reported below, naming the function
@@ -176,8 +176,8 @@ class UnguardedEntryPoint(Rule):
                 if statement is not None and statement not in reported:
                     reported.add(statement)
                     yield cls.finding(statement, what="a loader with workers is iterated")
-        for record in facts.calls_in(None):
-            found = facts.callees.get(record.node)
+        for record in facts.graph.calls_in(None):
+            found = facts.graph.callees.get(record.node)
             if record.ctx.guarded or found is None:
                 continue
             if found.function not in iterating and record.node not in iterating_calls:
@@ -189,8 +189,8 @@ class UnguardedEntryPoint(Rule):
 
     @staticmethod
     def _functions_iterating(facts) -> Set[FunctionInfo]:
-        return facts.calling(
-            it.ctx.function for it in facts.iterations if it.ctx.function is not None and spawn_exposed(it.site)
+        return facts.graph.calling(
+            it.ctx.function for it in facts.iteration.iterations if it.ctx.function is not None and spawn_exposed(it.site)
         )
 
 
@@ -288,8 +288,8 @@ class UnpicklableWorkerPayload(Rule):
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         if file_forces_fork(facts, settings):
             return
-        for call in facts.loader_calls.values():
-            if not facts.may_use_workers(call) or uses_fork_context(call):
+        for call in facts.flow.loader_calls.values():
+            if not facts.iteration.may_use_workers(call) or uses_fork_context(call):
                 continue
             seen_anchors: Set[cst.CSTNode] = set()
             for param in PICKLED_PARAMETERS:
@@ -303,7 +303,7 @@ class UnpicklableWorkerPayload(Rule):
                         yield cls.finding(anchor, what=what, param=param, fix=fix)
         # Dataset classes of other project modules that hold one on self (at a loader call here, or at
         # the call of an imported factory whose dataset parameter is given an instance of one).
-        for call, dataset in facts.imported_datasets_in_workers():
+        for call, dataset in facts.iteration.imported_datasets_in_workers():
             if dataset.held is not None and not uses_fork_context(call):
                 attr, what = dataset.held
                 yield cls.finding(
@@ -328,11 +328,11 @@ class UnpicklableWorkerPayload(Rule):
             targets = resolve(expr.func, scope)
             if len(targets) == 1:
                 target = next(iter(targets))
-                func = facts.functions.get(target) if isinstance(target, cst.FunctionDef) else None
+                func = facts.file.functions.get(target) if isinstance(target, cst.FunctionDef) else None
                 if func is not None and func.is_generator:
                     yield expr, f"a generator object from {func.name}()", "pass a Dataset (or a list) instead", inside
                     return
-                klass = facts.class_of_def(target)
+                klass = facts.file.class_of_def(target)
                 if klass is not None and klass.local:
                     yield expr.func, f"an instance of function-local class {klass.name}", (
                         "define the class at module level"
@@ -370,9 +370,9 @@ class UnpicklableWorkerPayload(Rule):
         if len(bindings) != 1:
             return
         binding = bindings[0]
-        if binding.kind == "def" and facts.functions[binding.value].nested:
+        if binding.kind == "def" and facts.file.functions[binding.value].nested:
             yield name, f"nested function {name.value}", "define it at module level", True
-        elif binding.kind == "class" and facts.classes[binding.value].local:
+        elif binding.kind == "class" and facts.file.classes[binding.value].local:
             yield name, f"function-local class {name.value}", "define it at module level", True
         elif binding.kind == "assign" and binding.value is not None:
             yield from cls._unpicklable(facts, binding.value, binding.scope, seen, False)
@@ -391,7 +391,7 @@ class UnpicklableWorkerPayload(Rule):
         """
         if not seen.first(("held", klass)):
             return None
-        for owner in [klass, *facts.base_classes(klass)]:
+        for owner in [klass, *facts.file.base_classes(klass)]:
             for attr, values in owner.self_attrs.items():
                 for value, method in values:
                     if value is None:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 def rebuilt_loop(facts, site: LoaderSite) -> Optional[LoopInfo]:
     """The innermost loop that builds the loader, iterates it, and leaves its arguments unchanged."""
-    iterations = facts.iterations_of(site)
+    iterations = facts.iteration.iterations_of(site)
     used: Set[str] = set()
     for arg in site.node.args:
         used |= names_in(arg.value)
@@ -58,19 +58,19 @@ def rebuilt_by_calls(facts, site: LoaderSite) -> bool:
     in place there (`hyp[k] = ...; train(hyp.copy())`).
     """
     func = site.ctx.function
-    if func is None or site.ctx.loops or func in facts.factories:
+    if func is None or site.ctx.loops or func in facts.flow.factories:
         return False
-    own = [it for it in facts.iterations_of(site) if it.ctx.function is func]
+    own = [it for it in facts.iteration.iterations_of(site) if it.ctx.function is func]
     if not own or any(it.loops or it.repeated_inside for it in own):
         return False
     reaching = _parameters_reaching(func, [arg.value for arg in site.node.args])
-    for caller in facts.callers.get(func, ()):
+    for caller in facts.graph.callers.get(func, ()):
         loops = caller.record.ctx.loops
         if not loops:
             continue
         if arguments_bound_in(caller.record.node, loops):
             continue
-        passed = [arg for param, arg in facts.map_arguments(caller.record.node, func, caller.offset) if param in reaching]
+        passed = [arg for param, arg in facts.graph.map_arguments(caller.record.node, func, caller.offset) if param in reaching]
         if not any(facts.loop_changes.changes(loop, arg) for loop in loops for arg in passed):
             return True
     return False
@@ -221,11 +221,11 @@ class LoaderRebuiltInLoop(Rule):
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         reported: Set[cst.CSTNode] = set()
-        for site in facts.loader_sites():
+        for site in facts.flow.loader_sites():
             if site.worker_using() and rebuilt_loop(facts, site) is not None and site.node not in reported:
                 reported.add(site.node)
                 yield cls.finding(site.node)
-        for site in facts.loader_sites():
+        for site in facts.flow.loader_sites():
             if site.worker_using() and site.node not in reported and rebuilt_by_calls(facts, site):
                 reported.add(site.node)
                 yield cls.finding(site.node)
@@ -373,13 +373,13 @@ class PersistentWorkersDisabled(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        for call in [*facts.loader_calls.values(), *facts.foreign_calls]:
+        for call in [*facts.flow.loader_calls.values(), *facts.loaders.foreign_calls]:
             if call.foreign is not None and call.foreign.repeated_here:
                 continue  # the defining module iterates it every epoch itself and reports it there
             # One finding per DataLoader call, if any site builds it with workers it does not persist.
             if any(
                 version.worker_using() and _not_persistent(version) and cls._restarted(facts, site)
-                for site, version in facts.versions(call)
+                for site, version in facts.iteration.versions(call)
             ):
                 yield cls.finding(call.node, fix=cls._fix(call))
 
@@ -387,7 +387,7 @@ class PersistentWorkersDisabled(Rule):
     def _restarted(facts, site: LoaderSite) -> bool:
         if rebuilt_loop(facts, site) is not None or rebuilt_by_calls(facts, site):
             return False  # DL401's finding
-        if not facts.iterated_repeatedly(site):
+        if not facts.iteration.iterated_repeatedly(site):
             return False
         # Persistent workers would train on a stale copy of a dataset the loop changes, or turn a
         # random stream the loop replays on purpose (a fixed seed every pass) into a drifting one.
@@ -488,11 +488,11 @@ class StaleDatasetInPersistentWorkers(Rule):
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         reported: Set[cst.CSTNode] = set()
-        for site in facts.loader_sites():
+        for site in facts.flow.loader_sites():
             if not all(c.args["persistent_workers"].known_truthy() for c in site.calls):
                 continue
             dataset = site.calls[0].args["dataset"] if len(site.calls) == 1 and site.node is site.calls[0].node else None
-            for it in facts.iterations_of(site):
+            for it in facts.iteration.iterations_of(site):
                 loops = set(it.loops) | ({it.header} if it.header is not None else set())
                 for node in cls._mutations(facts, site, dataset, it, loops):
                     if node not in reported:
@@ -505,16 +505,16 @@ class StaleDatasetInPersistentWorkers(Rule):
         yield from assignments_into(facts, references, it, loops)
         klass = None
         if dataset is not None and dataset.expr is not None:
-            klass = facts.instance_class(dataset.expr, site.ctx.scope)
+            klass = facts.file.instance_class(dataset.expr, site.ctx.scope)
         if klass is None:
             return
-        for record in facts.calls_in(it.ctx.function):
+        for record in facts.graph.calls_in(it.ctx.function):
             func = record.node.func
             if not (isinstance(func, cst.Attribute) and loops & set(record.ctx.loops)):
                 continue
             if not references.denotes(func.value, record.ctx.scope):
                 continue
-            method = facts.method(klass, func.attr.value)
+            method = facts.file.method(klass, func.attr.value)
             if method is not None and any(m is method for vals in klass.self_attrs.values() for _, m in vals):
                 yield record.node
 
@@ -522,8 +522,8 @@ class StaleDatasetInPersistentWorkers(Rule):
 def _only_loaders(facts: FileFacts, expr: cst.BaseExpression, scope: Scope) -> bool:
     """Every value the expression may hold is a loader (a `None` placeholder aside), never an
     iterator: a loader call, or a name, attribute, element or factory result that carries one."""
-    values = [v for v in facts.values(expr, scope) if not _is_none(v)]
-    return bool(values) and all(facts.site_of_value(v) is not None for v in values)
+    values = [v for v in facts.flow.values(expr, scope) if not _is_none(v)]
+    return bool(values) and all(facts.flow.site_of_value(v) is not None for v in values)
 
 
 def _is_none(value: Value) -> bool:
@@ -598,7 +598,7 @@ class MissingShutdownMethod(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        for record in facts.calls:
+        for record in facts.file.calls:
             call, scope = record.node, record.ctx.scope
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value == "_shutdown_workers":
@@ -706,20 +706,20 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         if epoch_set is None:
             return  # a set_epoch on a receiver that cannot be followed may be the fix
         reported: Set[cst.CSTNode] = set()
-        for call in facts.loader_calls.values():
+        for call in facts.flow.loader_calls.values():
             for sampler in loader_samplers(facts, call):
                 if sampler in reported or sampler in epoch_set or for_evaluation(facts, call, sampler):
                     continue
-                if any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
+                if any(facts.iteration.iterated_repeatedly(site) for site in facts.iteration.sites_of_call(call)):
                     reported.add(sampler)
                     yield cls.finding(sampler, where="")
-        for call in facts.foreign_calls:  # built by an imported factory: reported at its call here
+        for call in facts.loaders.foreign_calls:  # built by an imported factory: reported at its call here
             origin = call.foreign.sampler if call.foreign is not None else None
             if origin is None or call.node in reported or call.node in epoch_set:
                 continue
             if for_evaluation(facts, call, call.node):
                 continue
-            if any(facts.iterated_repeatedly(site) for site in facts.sites_of_call(call)):
+            if any(facts.iteration.iterated_repeatedly(site) for site in facts.iteration.sites_of_call(call)):
                 reported.add(call.node)
                 yield cls.finding(call.node, where=f" (built at {origin})")
 
@@ -787,7 +787,7 @@ class SynchronousLoading(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        for call in facts.loader_calls.values():
-            found = next((v for s, v in facts.versions(call) if v.single_process() and facts.iterated_repeatedly(s)), None)
+        for call in facts.flow.loader_calls.values():
+            found = next((v for s, v in facts.iteration.versions(call) if v.single_process() and facts.iteration.iterated_repeatedly(s)), None)
             if found is not None:
                 yield cls.finding(call.node, workers=show_workers(found))

@@ -18,12 +18,12 @@ if TYPE_CHECKING:
 
 
 def iterable_classes(facts):
-    return [k for k in facts.classes.values() if facts.dataset_kind(k) == "iterable"]
+    return [k for k in facts.file.classes.values() if facts.file.dataset_kind(k) == "iterable"]
 
 
 def reads_worker_info(facts, functions) -> bool:
     for function in functions:
-        for record in facts.calls_in(function):
+        for record in facts.graph.calls_in(function):
             if last_name(record.node.func) == "get_worker_info":
                 return True
             if any(isinstance(t, str) and t.endswith("get_worker_info") for t in resolve(record.node.func, record.ctx.scope)):
@@ -32,7 +32,7 @@ def reads_worker_info(facts, functions) -> bool:
 
 
 def shards_by_worker(facts, klass: ClassInfo) -> bool:
-    return reads_worker_info(facts, facts.reachable(klass, ("__iter__", "__next__")))
+    return reads_worker_info(facts, facts.graph.reachable(klass, ("__iter__", "__next__")))
 
 
 def _init_fn_can_shard(facts, call) -> bool:
@@ -45,19 +45,19 @@ def _init_fn_can_shard(facts, call) -> bool:
     init_fn = call.args["worker_init_fn"]
     if init_fn.omitted or (init_fn.known and init_fn.state.value is None):
         return False
-    functions = facts.functions_of(init_fn.expr, call.ctx.scope)
+    functions = facts.graph.functions_of(init_fn.expr, call.ctx.scope)
     if not functions:
         imported = _imported_shards(facts, init_fn.expr, call.ctx.scope)
         return True if imported is None else imported
-    return any(reads_worker_info(facts, facts.reached_from(function)) for function in functions)
+    return any(reads_worker_info(facts, facts.graph.reached_from(function)) for function in functions)
 
 
 def _imported_shards(facts, expr, scope) -> Optional[bool]:
     """Whether a worker_init_fn imported from the project (or `partial` of one) reads get_worker_info()."""
-    if expr is None or facts.imports is None:
+    if expr is None or facts.file.imports is None:
         return None
-    qualname = facts.imported(partial_target(expr), scope)
-    return facts.imports.worker_init_shards(qualname) if qualname else None
+    qualname = facts.loaders.imported(partial_target(expr), scope)
+    return facts.file.imports.worker_init_shards(qualname) if qualname else None
 
 
 class UnshardedIterableDataset(Rule):
@@ -154,24 +154,24 @@ class UnshardedIterableDataset(Rule):
         for klass in iterable_classes(facts):
             if shards_by_worker(facts, klass):
                 continue
-            for call in facts.loaders_using(klass):
+            for call in facts.loaders.loaders_using(klass):
                 if _several_workers(facts, call) and not _init_fn_can_shard(facts, call):
                     yield cls.finding(call.node, klass=klass.name, workers=show_workers(call))
-        for call in facts.loader_calls.values():
+        for call in facts.flow.loader_calls.values():
             if not _several_workers(facts, call) or _init_fn_can_shard(facts, call):
                 continue
-            for dataset in facts.foreign_datasets(call):
+            for dataset in facts.loaders.foreign_datasets(call):
                 if dataset.kind == "iterable" and not dataset.shards:
                     yield cls.finding(call.node, klass=f"{dataset.name} ({dataset.origin})", workers=show_workers(call))
 
 
 def _several_workers(facts, call) -> bool:
-    return any(version.several_workers() for version in facts.runs_as(call))
+    return any(version.several_workers() for version in facts.iteration.runs_as(call))
 
 
 def single_use_return(facts, klass: ClassInfo) -> Optional[str]:
     """'self' or 'self.<attr>' when __iter__ hands back an object that is exhausted after one pass."""
-    method: Optional[FunctionInfo] = facts.method(klass, "__iter__")
+    method: Optional[FunctionInfo] = facts.file.method(klass, "__iter__")
     if method is None or method.is_generator or not method.params:
         return None
     receiver = method.params[0]
@@ -185,9 +185,9 @@ def single_use_return(facts, klass: ClassInfo) -> Optional[str]:
 
 def _emptied_by(facts, call) -> Optional[str]:
     """Why a single-use dataset goes empty in this loader after one epoch; None when it does not."""
-    for site, version in facts.versions(call):
+    for site, version in facts.iteration.versions(call):
         persistent = version.args["persistent_workers"].known_truthy()
-        if (persistent or version.single_process()) and facts.iterated_repeatedly(site):
+        if (persistent or version.single_process()) and facts.iteration.iterated_repeatedly(site):
             return "its persistent workers keep the used-up copy" if persistent else "a single process reuses the one dataset object"
     return None
 
@@ -301,15 +301,15 @@ class SingleUseIterableDataset(Rule):
             what = single_use_return(facts, klass)
             if what is None:
                 continue
-            for call in facts.loaders_using(klass):
+            for call in facts.loaders.loaders_using(klass):
                 mode = _emptied_by(facts, call)
                 if mode is not None:
-                    method = facts.method(klass, "__iter__")
+                    method = facts.file.method(klass, "__iter__")
                     assert method is not None  # single_use_return found its return
                     yield cls.finding(method.node, klass=klass.name, what=what, loader=call.node, mode=mode)
                     break
-        for call in facts.loader_calls.values():
-            for dataset in facts.foreign_datasets(call):
+        for call in facts.flow.loader_calls.values():
+            for dataset in facts.loaders.foreign_datasets(call):
                 if dataset.single_use is None or dataset.single_use_reported:
                     continue  # not single-use, or reported at its __iter__ in the module that defines it
                 mode = _emptied_by(facts, call)

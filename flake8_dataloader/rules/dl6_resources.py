@@ -29,7 +29,7 @@ NUMPY_LOAD = frozenset({"numpy.load"})
 
 
 def dataset_classes(facts: FileFacts) -> List[ClassInfo]:
-    return [cls for cls in facts.classes.values() if facts.dataset_kind(cls) is not None]
+    return [cls for cls in facts.file.classes.values() if facts.file.dataset_kind(cls) is not None]
 
 
 def attributes_read(methods: List[FunctionInfo], indexed: bool = False) -> Set[str]:
@@ -53,7 +53,7 @@ def attributes_read(methods: List[FunctionInfo], indexed: bool = False) -> Set[s
 
 def stores_in_init(facts: FileFacts, cls: ClassInfo) -> Iterator[Mutation]:
     """`self.x = value` in `__init__` of ``cls`` (or a method it calls), inherited ones included."""
-    init_methods = set(facts.reachable(cls, ["__init__"]))
+    init_methods = set(facts.graph.reachable(cls, ["__init__"]))
     for mutation in facts.mutations:
         method = mutation.ctx.function
         if method in init_methods and mutation.value is not None and self_attribute(mutation.node, method):
@@ -61,8 +61,8 @@ def stores_in_init(facts: FileFacts, cls: ClassInfo) -> Iterator[Mutation]:
 
 
 def only_single_process_loaders(facts: FileFacts, cls: ClassInfo) -> bool:
-    loaders = facts.loaders_using(cls)
-    return bool(loaders) and all(facts.single_process_everywhere(call) for call in loaders)
+    loaders = facts.loaders.loaders_using(cls)
+    return bool(loaders) and all(facts.iteration.single_process_everywhere(call) for call in loaders)
 
 
 class HandleSharedWithWorkers(Rule):
@@ -176,13 +176,13 @@ class HandleSharedWithWorkers(Rule):
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         reported: Set[cst.CSTNode] = set()
         for klass in dataset_classes(facts):
-            if any(facts.method(klass, hook) is not None for hook in PICKLING_HOOKS):
+            if any(facts.file.method(klass, hook) is not None for hook in PICKLING_HOOKS):
                 continue
             if only_single_process_loaders(facts, klass):
                 continue
-            readers = facts.reachable(klass, READ_METHODS)
+            readers = facts.graph.reachable(klass, READ_METHODS)
             read = attributes_read(readers)
-            entry = next((name for name in READ_METHODS if facts.method(klass, name) is not None), "__getitem__")
+            entry = next((name for name in READ_METHODS if facts.file.method(klass, name) is not None), "__getitem__")
             for mutation in stores_in_init(facts, klass):
                 attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
                 opener = _opener(mutation.value, mutation.ctx.scope)
@@ -215,8 +215,8 @@ def _is_cuda_text(expr: cst.BaseExpression, scope: Scope) -> bool:
 
 def cuda_in_reads(facts: FileFacts, klass: ClassInfo) -> Optional[Tuple[FunctionInfo, cst.Call]]:
     """The first CUDA call in the methods a worker runs to read the class (`__getitem__`, `__iter__`...)."""
-    for method in facts.reachable(klass, READ_METHODS):
-        for record in facts.calls_in(method):
+    for method in facts.graph.reachable(klass, READ_METHODS):
+        for record in facts.graph.calls_in(method):
             if cuda_call(record.node, record.ctx.scope):
                 return method, record.node
     return None
@@ -224,9 +224,9 @@ def cuda_in_reads(facts: FileFacts, klass: ClassInfo) -> Optional[Tuple[Function
 
 def containers_indexed(facts: FileFacts, klass: ClassInfo) -> List[Mutation]:
     """`self.x = <a Python list/dict built from data>` in `__init__` that `__getitem__` indexes (DL620)."""
-    if facts.dataset_kind(klass) != "map":
+    if facts.file.dataset_kind(klass) != "map":
         return []
-    indexed = attributes_read(facts.reachable(klass, ("__getitem__", "__getitems__")), indexed=True)
+    indexed = attributes_read(facts.graph.reachable(klass, ("__getitem__", "__getitems__")), indexed=True)
     found = []
     for mutation in stores_in_init(facts, klass):
         method = mutation.ctx.function
@@ -366,23 +366,23 @@ class CudaInWorkerCode(Rule):
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         where: Dict[FunctionInfo, str] = {}
         for klass in dataset_classes(facts):
-            if any(facts.may_use_workers(call) for call in facts.loaders_using(klass)):
-                for method in facts.reachable(klass, READ_METHODS):
+            if any(facts.iteration.may_use_workers(call) for call in facts.loaders.loaders_using(klass)):
+                for method in facts.graph.reachable(klass, READ_METHODS):
                     where.setdefault(method, f"{klass.name}.{method.name}")
-        for call in facts.loader_calls.values():
-            if not facts.may_use_workers(call):
+        for call in facts.flow.loader_calls.values():
+            if not facts.iteration.may_use_workers(call):
                 continue
             for name in ("collate_fn", "worker_init_fn"):
-                for func in facts.reached_from(*facts.functions_of(call.args[name].expr, call.ctx.scope)):
+                for func in facts.graph.reached_from(*facts.graph.functions_of(call.args[name].expr, call.ctx.scope)):
                     where.setdefault(func, f"{name} {func.name}")
         reported: Set[cst.CSTNode] = set()
         for func, label in where.items():
-            for record in facts.calls_in(func):
+            for record in facts.graph.calls_in(func):
                 if record.node not in reported and cuda_call(record.node, record.ctx.scope):
                     reported.add(record.node)
                     yield cls.finding(record.node, where=label)
         # Dataset classes of other project modules: reported at the loader (or imported factory) call here.
-        for call, dataset in facts.imported_datasets_in_workers():
+        for call, dataset in facts.iteration.imported_datasets_in_workers():
             if dataset.cuda is not None:
                 yield cls.finding(call.node, where=f"{dataset.cuda[0]} ({dataset.cuda[1]})")
 
@@ -392,7 +392,7 @@ CUDA_TENSOR_TYPES = "torch.cuda."
 
 def sets_cuda_default(facts: FileFacts) -> bool:
     """`torch.set_default_device("cuda")` or `torch.set_default_tensor_type(torch.cuda.FloatTensor)`."""
-    for record in facts.calls:
+    for record in facts.file.calls:
         names = call_qualnames(record.node, record.ctx.scope)
         if not record.node.args:
             continue
@@ -491,7 +491,7 @@ class CudaDefaultDeviceWithShuffle(Rule):
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         cuda_default = sets_cuda_default(facts)
-        for call in facts.loader_calls.values():
+        for call in facts.flow.loader_calls.values():
             if not _shuffles(facts, call):
                 continue
             generator = call.args["generator"]
@@ -513,7 +513,7 @@ def _shuffles(facts: FileFacts, call) -> bool:
     sampler = call.args["sampler"].expr
     if sampler is None:
         return False
-    for value in facts.values(sampler, call.ctx.scope):
+    for value in facts.flow.values(sampler, call.ctx.scope):
         node = value.node
         if isinstance(node, cst.Call) and call_qualnames(node, value.scope) and call_qualnames(node, value.scope) <= RANDOM_SAMPLERS:
             if not any(arg.keyword is not None and arg.keyword.value == "generator" for arg in node.args):
@@ -647,14 +647,14 @@ class ContainersCopiedOnRead(Rule):
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for klass in dataset_classes(facts):
-            if not any(facts.may_use_workers(call) for call in facts.loaders_using(klass)):
+            if not any(facts.iteration.may_use_workers(call) for call in facts.loaders.loaders_using(klass)):
                 continue
             for mutation in containers_indexed(facts, klass):
                 method = mutation.ctx.function
                 attr = self_attribute(mutation.node, method) if method is not None else None
                 yield cls.finding(mutation.node, attr=attr, klass=klass.name)
         # Dataset classes of other project modules: reported at the loader (or imported factory) call here.
-        for call, dataset in facts.imported_datasets_in_workers():
+        for call, dataset in facts.iteration.imported_datasets_in_workers():
             for attr in dataset.containers:
                 yield cls.finding(call.node, attr=attr, klass=f"{dataset.name} ({dataset.origin})")
 
