@@ -11,12 +11,10 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from .errors import STRICT_ENV, BudgetExceeded, ParseFailure
-from .facts.analysis import FileFacts
-from .facts.collector import Collector
-from .facts.foreign import Imports
-from .parsing import parse
+from .facts.analysis import FileFacts, build_facts
 from .positions import node_starts
 from .prefilter import may_find
+from .project.service import PROJECT
 from .rules import RULES
 from .rules.base import Finding
 from .settings import DEFAULT_SETTINGS, Settings
@@ -63,43 +61,12 @@ def inspect_source(
     """
     if use_prefilter and not may_find(source, settings, tree, filename):
         return None
-    imports = None
-    parsed = None
     if filename is not None and settings.follow_imports and os.path.isfile(filename):
-        from .project import store  # noqa: PLC0415 - only for a file that may hold a finding
-        from .project.view import ImportView  # noqa: PLC0415
-
-        imports = ImportView(filename, settings)
-        parsed = store.take_parsed(filename, source)  # an importer's lookup may have parsed it already
-    if parsed is not None and imports is not None and not imports.imports_own_modules(tree):
-        module, facts = parsed  # the facts of the file alone are its facts: nothing of the project is imported
+        module, facts = PROJECT.facts_of(filename, source, tree, settings)
     else:
-        module, facts = collect(source, settings, tree, imports, parsed)
-    if imports is not None:
-        imports.remember(source, tree, module, facts)
+        module, facts = build_facts(source, settings.loader_names, tree)
     findings = [finding for rule in RULES for finding in rule.check(facts, settings)]
     return Analysis(module, facts, findings, source, tree)
-
-
-def collect(
-    source: str,
-    settings: Settings,
-    tree: Optional[ast.AST] = None,
-    imports: Optional[Imports] = None,
-    parsed: Optional[Tuple[cst.Module, FileFacts]] = None,
-) -> Tuple[cst.Module, FileFacts]:
-    """One file's tree and facts; with ``imports``, names imported from the project are followed.
-
-    ``parsed``: the module and facts of this same text from an earlier traversal, whose collector
-    is reused (the facts layers only read it, and taking out loops that run once is idempotent).
-    """
-    if parsed is not None:
-        module, collector = parsed[0], parsed[1].file.collector
-    else:
-        module = parse(source, tree)
-        collector = Collector()
-        collector.walk(module)
-    return module, FileFacts(collector, settings.loader_names, imports)
 
 
 def analyse(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from functools import lru_cache
 from typing import FrozenSet, Iterable, NamedTuple
 
 from .facts.constants import DEFAULT_LOADER_NAMES
@@ -58,3 +59,9 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
 
 
 DEFAULT_SETTINGS = Settings()
+
+
+@lru_cache(maxsize=16)
+def loader_tails(settings: Settings) -> FrozenSet[str]:
+    """The last names of the loader classes (`DataLoader`, `StatefulDataLoader`, configured ones)."""
+    return frozenset(name.rsplit(".", 1)[-1] for name in settings.loader_names)

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from flake8_dataloader.engine import check_source
-from flake8_dataloader.prefilter import loader_tails, may_find
+from flake8_dataloader.prefilter import may_find
+from flake8_dataloader.settings import loader_tails
 from flake8_dataloader.project import index, store
 from flake8_dataloader.settings import DEFAULT_SETTINGS
 

@@ -225,11 +225,11 @@ def test_every_fixture_project_states_findings_in_more_than_one_file():
 
 
 def _summaries(path, tree):
-    from flake8_dataloader.engine import collect
+    from flake8_dataloader.facts.analysis import build_facts
     from flake8_dataloader.project.summarise import summarise
 
     source = path.read_text(encoding="utf-8")
-    module, facts = collect(source, DEFAULT_SETTINGS)
+    module, facts = build_facts(source, DEFAULT_SETTINGS.loader_names)
     return summarise(facts, module, source, tree if tree is not None else ast.parse(source), "x.py", DEFAULT_SETTINGS)
 
 
@@ -331,14 +331,14 @@ def test_findings_do_not_depend_on_the_order_files_are_linted_in(project):
 
 
 def test_a_module_parsed_for_its_importer_is_not_parsed_again_when_linted(tmp_path, monkeypatch):
-    import flake8_dataloader.engine as engine
+    import flake8_dataloader.facts.analysis as analysis
 
     root = _tree(tmp_path, {"lines.py": STREAM})
     train = root / "train.py"
     train.write_text(TRAIN.format(module="lines"))
     parsed = []
-    real_parse = engine.parse
-    monkeypatch.setattr(engine, "parse", lambda source, tree=None: parsed.append(source) or real_parse(source, tree))
+    real_parse = analysis.parse
+    monkeypatch.setattr(analysis, "parse", lambda source, tree=None: parsed.append(source) or real_parse(source, tree))
     check_source(train.read_text(), str(train))  # parses train.py, and lines.py for its summary
     check_source((root / "lines.py").read_text(), str(root / "lines.py"))
     assert len(parsed) == 2

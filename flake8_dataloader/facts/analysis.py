@@ -12,10 +12,12 @@ name (``facts.flow.sites_of(...)``) and the in-place change indexes built here o
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional
+import ast
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
+from ..parsing import parse
 from .calls import CallGraph
 from .classes import ClassFacts, last_name
 from .collector import Collector
@@ -27,7 +29,7 @@ from .loops import drop_single_pass_loops
 from .model import Mutation
 from .mutation import LoopChanges, LoopTouches, Reseeds
 
-__all__ = ["FileFacts", "last_name", "read_arguments"]
+__all__ = ["FileFacts", "build_facts", "last_name", "read_arguments"]
 
 
 class FileFacts:
@@ -79,3 +81,25 @@ class FileFacts:
         if self._reseeds is None:
             self._reseeds = Reseeds(self)
         return self._reseeds
+
+
+def build_facts(
+    source: str,
+    loader_names: FrozenSet[str],
+    tree: Optional[ast.AST] = None,
+    imports: Optional[Imports] = None,
+    parsed: Optional[Tuple[cst.Module, FileFacts]] = None,
+) -> Tuple[cst.Module, FileFacts]:
+    """One file's tree and facts; with ``imports``, names imported from the project are followed.
+
+    ``parsed``: the module and facts of this same text from an earlier traversal, whose collector
+    is reused (the layers only read it, and taking out loops that run once is idempotent).
+    Raises ParseFailure.
+    """
+    if parsed is not None:
+        module, collector = parsed[0], parsed[1].file.collector
+    else:
+        module = parse(source, tree)
+        collector = Collector()
+        collector.walk(module)
+    return module, FileFacts(collector, loader_names, imports)

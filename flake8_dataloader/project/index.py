@@ -17,7 +17,7 @@ from collections import defaultdict
 from importlib.util import decode_source
 from typing import DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
 
-from ..prefilter import identifiers
+from ..tokens import identifiers
 from .locate import dotted_join, imported_names, locate
 
 # The bounds of every module lookup for one linted file (project/view.py reads them from here).

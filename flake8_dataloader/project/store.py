@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional, Tuple
 
 from ..errors import STRICT_ENV, BudgetExceeded, ParseFailure
 from ..facts.foreign import EMPTY_SUMMARY, ModuleSummary
-from ..prefilter import may_find
+from ..tokens import has_trigger
 from ..settings import Settings
 from .given import uses_what_it_is_given
 from . import index
@@ -77,7 +77,7 @@ def _read(path: str, size: int, settings: Settings) -> ModuleEntry:
         LOG.info("flake8-dataloader: not following %s: %s", path, exc)
         return EMPTY_ENTRY
     # What a summary can hold: dataset classes, loader factories, functions and classes iterating what they get.
-    if not ("Dataset" in source or may_find(source, settings, tree) or uses_what_it_is_given(tree)):
+    if not ("Dataset" in source or has_trigger(source, settings, tree) or uses_what_it_is_given(tree)):
         return ModuleEntry(EMPTY_SUMMARY, *import_table(tree))
     return ModuleEntry(_summarised(path, source, tree, settings), *import_table(tree))
 
@@ -86,12 +86,12 @@ def _summarised(
     path: str, source: str, tree: ast.AST, settings: Settings, analysed: Optional[Tuple[cst.Module, FileFacts]] = None
 ) -> ModuleSummary:
     """The summary of a module's text, from ``analysed`` (its tree and facts alone) or a parse of its own."""
-    from ..engine import collect  # noqa: PLC0415 - the facts load only for a module that may hold something
+    from ..facts.analysis import build_facts  # the facts load only for a module that may hold something
     from .summarise import summarise
 
     try:
         parsed_here = analysed is None
-        module, facts = collect(source, settings, tree) if analysed is None else analysed
+        module, facts = build_facts(source, settings.loader_names, tree) if analysed is None else analysed
         summary = summarise(facts, module, source, tree, shown(path, project_root(os.path.dirname(path))), settings)
         if parsed_here:
             _keep_parsed(path, source, module, facts)

@@ -11,8 +11,7 @@ import libcst as cst
 from ..facts.analysis import FileFacts
 from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary
 from ..facts.resolve import join_dotted
-from ..settings import Settings
-from ..prefilter import loader_tails
+from ..settings import Settings, loader_tails
 from . import index, store
 from .locate import imports_own_project, installed, locate
 

@@ -1,0 +1,87 @@
+"""The rules' trigger tokens, and whether a text (or its identifiers) holds them: the prefilter's first stage.
+
+Decided on the raw text and flake8's own ast, before LibCST (or any rule) is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+from typing import Iterable, Optional, Set, Tuple
+
+from . import manifest
+from .settings import Settings
+
+# One alternative: tokens that must all occur in the text.
+Alternative = Tuple[str, ...]
+
+
+def weakest(alternatives: Iterable[Alternative]) -> Tuple[Alternative, ...]:
+    """The alternatives without those implied by a weaker one (a superset of its tokens adds nothing)."""
+    unique = set(alternatives)
+    kept = [a for a in unique if not any(set(b) < set(a) for b in unique)]
+    return tuple(sorted(kept, key=lambda a: (len(a), a)))
+
+
+def triggers(rules: Iterable) -> Tuple[Alternative, ...]:
+    """Every rule's alternatives (a plain string is a one-token alternative): what manifest.TRIGGERS restates."""
+    return weakest(
+        (entry,) if isinstance(entry, str) else tuple(entry) for rule in rules for entry in rule.TRIGGERS
+    )
+
+
+@lru_cache(maxsize=16)
+def tokens(settings: Settings) -> Tuple[Alternative, ...]:
+    """The prefilter's alternatives for these settings: the rules' and the configured loader names."""
+    return weakest([*manifest.TRIGGERS, *((token,) for token in settings.extra_triggers)])
+
+
+def could_trigger(source: str, alternatives: Tuple[Alternative, ...]) -> bool:
+    return any(all(token in source for token in alternative) for alternative in alternatives)
+
+
+def identifiers(tree: ast.AST) -> Set[str]:
+    """Every name the code itself uses (not strings or comments): names, attributes, imports, params."""
+    found: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.alias):
+            found.update(node.name.split("."))
+            if node.asname:
+                found.add(node.asname)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, ast.keyword) and node.arg:
+            found.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.update(node.module.split("."))
+    return found
+
+
+def could_trigger_in_code(tree: ast.AST, alternatives: Tuple[Alternative, ...]) -> bool:
+    """Second stage on flake8's own ast: the tokens must be parts of identifiers, not of strings.
+
+    A one-token alternative found in an import (where loader files name DataLoader first)
+    answers at once, without collecting every identifier of the file.
+    """
+    singles = [alternative[0] for alternative in alternatives if len(alternative) == 1]
+    for node in getattr(tree, "body", ()):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [alias.asname or alias.name for alias in node.names]
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.append(node.module)
+            if any(token in name for name in names for token in singles):
+                return True
+    text = "\n".join(identifiers(tree))
+    return could_trigger(text, alternatives)
+
+
+def has_trigger(source: str, settings: Settings, tree: Optional[ast.AST] = None) -> bool:
+    """Some rule's tokens are in the text (and, given ``tree``, in its identifiers, not only in strings)."""
+    alternatives = tokens(settings)
+    return could_trigger(source, alternatives) and (tree is None or could_trigger_in_code(tree, alternatives))
