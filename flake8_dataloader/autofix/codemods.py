@@ -12,7 +12,8 @@ import libcst as cst
 
 from ..compose import positive, when_workers
 from ..engine import Analysis
-from ..facts.collector import children, is_main_guard
+from ..facts.collector import is_main_guard
+from ..facts.nodes import children
 from ..facts.constants import DEFAULT_LOADER_NAMES
 from ..facts.model import LoaderCall
 from ..facts.resolve import Scope, names_in, resolve

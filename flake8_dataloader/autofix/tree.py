@@ -6,7 +6,7 @@ from typing import Callable, Iterable, Iterator, List
 
 import libcst as cst
 
-from ..facts.collector import children
+from ..facts.nodes import children
 
 
 def never(node: cst.CSTNode) -> bool:

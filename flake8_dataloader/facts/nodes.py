@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Iterator, Tuple
+from typing import Dict, Iterator, List, Tuple
 
 import libcst as cst
 
@@ -28,16 +28,32 @@ def _child_fields(cls: type) -> Tuple[str, ...]:
     return fields
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+_IS_NODE: Dict[type, bool] = {}
+
+
+def _is_node(kind: type) -> bool:
+    # CSTNode is an ABC: an isinstance per field would go through its subclass hook every time.
+    found = _IS_NODE.get(kind)
+    if found is None:
+        found = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+    return found
+
+
+def child_list(node: cst.CSTNode) -> List[cst.CSTNode]:
     """Syntactic children in source order, without LibCST's rebuild-on-visit machinery."""
+    found: List[cst.CSTNode] = []
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+        kind = type(value)
+        if kind is tuple or kind is list:
+            found.extend(item for item in value if _is_node(type(item)))
+        elif _is_node(kind):
+            found.append(value)
+    return found
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    return iter(child_list(node))
 
 
 def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:

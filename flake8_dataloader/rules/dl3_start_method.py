@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..facts import constants as C
 from ..facts.model import FunctionInfo, Known, LoaderCall, LoaderSite
-from ..facts.collector import children
+from ..facts.nodes import children
 from ..facts.walk import Visited
 from ..facts.resolve import evaluate, follow_single_binding, resolve
 from .base import FACTORY_SITES, NEEDS_LOADER, PER_FILE, Finding, Rule
