@@ -330,6 +330,22 @@ def test_findings_do_not_depend_on_the_order_files_are_linted_in(project):
     assert lint(list(reversed(files)), fresh=False) == alone
 
 
+@pytest.mark.parametrize("project", PROJECT_DIRS, ids=lambda p: p.name)
+def test_a_summary_is_the_same_from_the_module_own_lint_as_from_a_parse_for_its_importer(project):
+    """Every summary field (held lambdas, CUDA reads, indexed containers, samplers, shards, ...) is
+    the same whichever way the summary was made: read for an importer, or kept from the module's lint."""
+    compared = 0
+    for path in sorted(project.rglob("*.py")):
+        store.clear()
+        for_importer = store.entry(str(path), DEFAULT_SETTINGS).summary
+        store.clear()
+        check_source(path.read_text(encoding="utf-8"), str(path))
+        assert store.entry(str(path), DEFAULT_SETTINGS).summary == for_importer, path
+        compared += for_importer != EMPTY_SUMMARY
+    store.clear()
+    assert compared >= 3
+
+
 def test_a_module_parsed_for_its_importer_is_not_parsed_again_when_linted(tmp_path, monkeypatch):
     import flake8_dataloader.facts.analysis as analysis
 
