@@ -18,7 +18,7 @@ CODES = (
 )
 # Off unless selected (`--extend-select`).
 DEFAULT_OFF = ("DL410", "DL620")
-# The union of the rules' TRIGGERS, weakest alternatives only (see prefilter.triggers): a file
+# The union of the rules' TRIGGERS, weakest alternatives only (see tokens.triggers): a file
 # that contains none of these alternatives cannot give a finding.
 TRIGGERS = (
     ("DataLoader",),

@@ -11,11 +11,7 @@ import ast
 from typing import Optional
 
 from .settings import Settings
-from .tokens import Alternative, could_trigger, could_trigger_in_code, has_trigger, identifiers, tokens, triggers
-
-__all__ = [
-    "Alternative", "could_trigger", "could_trigger_in_code", "identifiers", "may_find", "tokens", "triggers",
-]
+from .tokens import has_trigger
 
 
 def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None, filename: Optional[str] = None) -> bool:

@@ -61,7 +61,7 @@ def _built_lines(path, function):
     source = path.read_text(encoding="utf-8")
     module = cst.parse_module(source)
     collector = Collector()
-    module.visit(collector)
+    collector.walk(module)
     facts = FileFacts(collector, DEFAULT_LOADER_NAMES)
     calls = {c.node for site in facts.flow.loader_sites() for c in site.calls}
     starts = node_starts(module, calls, source)

@@ -14,7 +14,7 @@ from flake8_dataloader.facts.signature import KEYWORD_ONLY, POSITIONAL
 
 def facts_of(source):
     collector = Collector()
-    cst.parse_module(source).visit(collector)
+    collector.walk(cst.parse_module(source))
     return FileFacts(collector, DEFAULT_LOADER_NAMES)
 
 

@@ -6,7 +6,7 @@ import sys
 
 from flake8_dataloader import manifest
 from flake8_dataloader.autofix.codemods import CODEMODS, MODULE_CODEMODS
-from flake8_dataloader.prefilter import triggers
+from flake8_dataloader.tokens import triggers
 from flake8_dataloader.rules import RULES
 
 # facts.constants (plain data) is light; everything that imports LibCST is not.

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import libcst as cst
 
 from .model import CallRecord, ClassInfo, Context, FunctionInfo, LoopInfo, Mutation
-from .nodes import child_list
+from .nodes import children
 from .resolve import Binding, BindingKind, Scope, ScopeKind, join_dotted
 
 # Guard clauses (`if p: return ...`) read per block for the branch their followers run in.
@@ -30,7 +30,8 @@ def is_main_guard(test: cst.BaseExpression) -> bool:
 
 
 class Collector(cst.CSTVisitor):
-    """Records everything the rules need in a single pass over the module."""
+    """Records everything the rules need in a single pass over the module: run it with ``walk``
+    (``module.visit(collector)`` would call the handlers but not the actions ``_around`` registers)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -86,7 +87,7 @@ class Collector(cst.CSTVisitor):
             if depart is not None or key in leave:
                 stack.append((node, True))
             if descend:
-                stack.extend((child, False) for child in reversed(child_list(node)))
+                stack.extend((child, False) for child in reversed(children(node)))
 
     def _handlers(self, kind: type) -> Tuple[Optional[Callable[[Any], Any]], Optional[Callable[[Any], Any]]]:
         """This collector's own visit_/leave_ methods for a node type (LibCST's no-op defaults: None)."""
@@ -112,21 +113,6 @@ class Collector(cst.CSTVisitor):
             top_statement=self._top_statement,
             branches=tuple(self._branch_stacks[-1]),
         )
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        key = id(node)
-        if key in self._top_ids:
-            self._top_statement = node
-        action = self._enter.pop(key, None)
-        if action is not None:
-            action()
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        action = self._leave.pop(id(original_node), None)
-        if action is not None:
-            action()
 
     def _around(self, block: cst.CSTNode, enter: Callable[[], None], leave: Callable[[], None]) -> None:
         """Run ``enter`` when ``block`` is visited and ``leave`` when it is left (after earlier ones, before)."""

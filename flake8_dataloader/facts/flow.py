@@ -17,8 +17,7 @@ import libcst as cst
 
 from . import constants as C
 from .calls import CallGraph
-from .classes import ClassFacts
-from .classes import MAX_BINDINGS_FOLLOWED, last_name
+from .classes import MAX_BINDINGS_FOLLOWED, ClassFacts, last_name
 from .model import FunctionInfo, Known, LoaderCall, LoaderSite
 from .resolve import Binding, BindingKind, Scope, evaluate
 from .walk import UnionMemo

@@ -39,7 +39,7 @@ def _is_node(kind: type) -> bool:
     return found
 
 
-def child_list(node: cst.CSTNode) -> List[cst.CSTNode]:
+def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """Syntactic children in source order, without LibCST's rebuild-on-visit machinery."""
     found: List[cst.CSTNode] = []
     for name in _child_fields(type(node)):
@@ -50,10 +50,6 @@ def child_list(node: cst.CSTNode) -> List[cst.CSTNode]:
         elif _is_node(kind):
             found.append(value)
     return found
-
-
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    return iter(child_list(node))
 
 
 def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:

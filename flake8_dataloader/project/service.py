@@ -6,8 +6,7 @@ Its questions, answered without calling back into the engine or the importing fi
   index, no LibCST);
 - ``facts_of``: a file's facts with the names it imports from its project followed (through an
   ImportView, which reads module summaries); a tree already parsed for a summary of this very text
-  is reused, and the file's own summary is kept for its importers;
-- ``clear``: forget every module read (a long-lived process; tests).
+  is reused, and the file's own summary is kept for its importers.
 
 What is kept per process (module summaries and import tables by path, mtime and size; located
 imports; parsed trees awaiting their own lint) lives in store.py, index.py and locate.py behind it.
@@ -61,11 +60,6 @@ class ProjectIndex:
             module, facts = build_facts(source, settings.loader_names, tree, imports, parsed)
         imports.remember(source, tree, module, facts)
         return module, facts
-
-    def clear(self) -> None:
-        from . import store
-
-        store.clear()
 
 
 PROJECT = ProjectIndex()
