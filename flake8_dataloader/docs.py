@@ -85,6 +85,8 @@ def render(rule, results: List[dict]) -> str:
     if rule.DEFAULT_OFF:
         parts += ["Off by default: enable with `--extend-select={}`.".format(rule.CODE), ""]
     parts += [f"Message: `{rule.CODE} {rule.MESSAGE}`", ""]
+    if rule.FRAMEWORK_MESSAGE:
+        parts += [f"On a framework's call: `{rule.CODE} {rule.FRAMEWORK_MESSAGE}`", ""]
     for title, body in sections(rule).items():
         parts += [f"## {title}", "", body.rstrip(), ""]
     parts += ["## Across files", "", rule.ACROSS_FILES, ""]

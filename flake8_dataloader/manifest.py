@@ -22,6 +22,8 @@ DEFAULT_OFF = ("DL410", "DL620")
 # that contains none of these alternatives cannot give a finding.
 TRIGGERS = (
     ("DataLoader",),
+    ("TrainingArguments",),
+    ("auto_dataloader",),
     ("set_start_method",),
     ("worker_id",),
     ("worker_init_fn",),

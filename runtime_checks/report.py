@@ -7,7 +7,7 @@ import textwrap
 from typing import Dict, List
 
 STATUS_MARK = {"ok": "ok", "failed": "FAILED", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "skipped",
-               "needs-cuda": "needs CUDA"}
+               "needs-cuda": "needs CUDA", "needs-package": "needs package"}
 
 
 def table(results: List[Dict], width: int = 100) -> str:

@@ -73,3 +73,26 @@ def test_the_dl104_fix_of_a_conditional_worker_count_runs_without_workers(tmp_pa
     fixed.write_text(fix_source(script.read_text()).source)
     assert "persistent_workers=(0 if ram else nw) > 0," in fixed.read_text()
     assert run(fixed, "--ram").endswith("] False None\n")
+
+
+# Framework fix pairs: the script runs the framework for real (the frameworks extra; CI installs it).
+FRAMEWORK_SCRIPTS = {
+    "fw_lightning_hooks.py": ("lightning", "[6.0, 22.0, 6.0, 22.0] [1.0, 5.0, 9.0, 13.0, 1.0, 5.0, 9.0, 13.0]\n"),
+    "fw_training_arguments.py": ("transformers", "[6.0, 6.0, 11.0, 12.0, 16.0, 17.0, 22.0, 22.0]\n"),
+}
+
+
+def test_every_framework_script_has_its_expected_output():
+    assert sorted(FRAMEWORK_SCRIPTS) == sorted(script.name for script in RUNNABLE.glob("fw_*.py"))
+
+
+@pytest.mark.parametrize("name", sorted(FRAMEWORK_SCRIPTS))
+def test_the_framework_fix_keeps_what_the_training_run_does(name, tmp_path):
+    package, expected = FRAMEWORK_SCRIPTS[name]
+    pytest.importorskip(package, reason="pip install 'flake8-dataloader[frameworks]'")
+    script = RUNNABLE / name
+    assert run(script) == expected
+    fixed = tmp_path / name
+    fixed.write_text(fix_source(script.read_text()).source)
+    assert fixed.read_text() != script.read_text()  # the fix wrote the persistent-workers keyword
+    assert run(fixed) == expected

@@ -448,3 +448,49 @@ def test_cuda_scenarios_say_they_need_cuda_on_the_cpu():
         result = scenario(OPTS)
         assert result["status"] == "needs-cuda"
         assert result["summary"].startswith("needs CUDA (")
+
+
+# -- frameworks: worker starts over 3 epochs, 2 fork workers, persistent off / on ----------------------------
+FRAMEWORK_STARTS = {
+    # scenario: (package, train off / on, eval off / on); FACTS measured the same on lightning 2.6.6,
+    # transformers 5.24, accelerate 1.15, pytorch-ignite 0.5.5.
+    "lightning": ("lightning", (6, 2), (8, 2)),  # val: the sanity check and every epoch
+    "transformers_trainer": ("transformers", (6, 2), (6, 2)),
+    "accelerate_loop": ("accelerate", (6, 2), (0, 0)),
+    "ignite_run": ("ignite", (6, 2), (6, 2)),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(FRAMEWORK_STARTS))
+def test_framework_scenarios_count_the_worker_restarts_persistent_workers_save(scenario):
+    from runtime_checks.scenarios import Options, frameworks
+
+    package, train, evaluation = FRAMEWORK_STARTS[scenario]
+    pytest.importorskip(package, reason="pip install 'flake8-dataloader[frameworks]'")
+    result = getattr(frameworks, scenario)(Options(quick=True))
+    metrics = result["metrics"]
+    assert result["status"] == "ok", result["summary"]
+    assert (metrics["default"]["train_starts"], metrics["persistent"]["train_starts"]) == train
+    assert (metrics["default"]["eval_starts"], metrics["persistent"]["eval_starts"]) == evaluation
+    if scenario == "transformers_trainer":
+        assert metrics["dl101"]["raised"].startswith("ValueError: persistent_workers option needs num_workers > 0")
+    if scenario == "accelerate_loop":
+        assert metrics["prepared_in_loop_kept"] == 3
+    epoch_after = {"lightning": 2, "accelerate_loop": 2, "ignite_run": 0}  # who calls set_epoch
+    if scenario in epoch_after:
+        assert metrics["default"]["sampler_epoch_after"] == epoch_after[scenario]
+
+
+def test_a_framework_that_is_not_installed_is_reported_as_needed_not_failed(monkeypatch):
+    import importlib.util
+
+    from runtime_checks.report import table
+    from runtime_checks.scenarios import Options, frameworks
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ignite" else real(name, *a))
+    result = frameworks.ignite_run(Options(quick=True))
+    assert result == {"status": "needs-package", "metrics": {},
+                      "summary": "needs ignite: pip install 'flake8-dataloader[frameworks]'"}
+    row = table([{**result, "name": "framework-ignite", "rules": ["DL402"], "seconds": 0.0}])
+    assert "needs package" in row

@@ -32,10 +32,13 @@ class FixContext:
         self.module = analysis.module
         self.facts = analysis.facts
         self.keyword_owner: Dict[cst.Arg, Tuple[LoaderCall, str]] = {}
-        for call in self.facts.flow.loader_calls.values():
+        # A framework's configuration call (`TrainingArguments(...)`) spells the parameters its own way.
+        self.configs: Dict[cst.Call, LoaderCall] = {c.call.node: c.call for c in self.facts.frameworks.config_calls}
+        for call in [*self.facts.flow.loader_calls.values(), *self.configs.values()]:
             for name, argument in call.args.items():
                 anchor = argument.anchor
-                if isinstance(anchor, cst.Arg) and anchor.keyword is not None and anchor.keyword.value == name:
+                keyword = anchor.keyword if isinstance(anchor, cst.Arg) else None
+                if isinstance(anchor, cst.Arg) and keyword is not None and keyword.value == call.spelled(name):
                     self.keyword_owner[anchor] = (call, name)
         self._parents: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None
         self._scopes: Optional[Dict[cst.Call, Scope]] = None
@@ -295,6 +298,8 @@ def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
 
 def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
     """DL402: add `persistent_workers=True`, or `persistent_workers=<workers> > 0` when the count is unknown here."""
+    if isinstance(finding.node, cst.Call) and finding.node in ctx.configs:
+        return _persist_configured_workers(ctx.configs[finding.node])
     call = ctx.facts.flow.loader_calls.get(finding.node) if isinstance(finding.node, cst.Call) else None
     if call is None:
         return "the loader is built by a factory function of this file; set persistent_workers there"
@@ -315,6 +320,24 @@ def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
         value = cst.parse_expression(positive(workers))
     plan = Plan()
     plan.call(call.node).append.append(keyword_arg(call.node, "persistent_workers", value))
+    return plan
+
+
+def _persist_configured_workers(call: LoaderCall) -> Outcome:
+    """`TrainingArguments(...)`: add `dataloader_persistent_workers=True` (or `=<workers> > 0`)."""
+    keyword = call.spelled("persistent_workers")
+    if not call.args["persistent_workers"].omitted:
+        return f"{keyword}=False is written explicitly; change it by hand if that was not deliberate"
+    if call.num_workers.known:
+        value: cst.BaseExpression = cst.Name("True")
+    else:
+        workers = _workers_expr(call)
+        if workers is None:
+            workers_keyword = call.spelled("num_workers")
+            return f"{workers_keyword} is not a plain name or attribute: write {keyword}=<workers> > 0 by hand"
+        value = cst.parse_expression(positive(workers))
+    plan = Plan()
+    plan.call(call.node).append.append(keyword_arg(call.node, keyword, value))
     return plan
 
 

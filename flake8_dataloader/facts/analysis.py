@@ -4,7 +4,8 @@
     graph (CallGraph: file)                 which function each call runs
     flow (ValueFlow: file, graph)           what each expression may hold
     loaders (LoaderFacts: file, graph, flow) loader calls and factories; fills flow's site tables
-    iteration (IterationFacts: all four)    where each loader is iterated, every epoch or once
+    frameworks (FrameworkUses: the four)    what Lightning, transformers, accelerate, Ignite get
+    iteration (IterationFacts: all five)    where each loader is iterated, every epoch or once
 
 Each layer holds the layers it reads and nothing above it. Rules read this facade: the layers by
 name (``facts.flow.sites_of(...)``) and the in-place change indexes built here on first use.
@@ -23,6 +24,7 @@ from .classes import ClassFacts, last_name
 from .collector import Collector
 from .flow import ValueFlow
 from .foreign import Imports
+from .framework_uses import FrameworkUses
 from .iteration import IterationFacts
 from .loaders import LoaderFacts, read_arguments
 from .loops import drop_single_pass_loops
@@ -41,7 +43,8 @@ class FileFacts:
         self.graph = CallGraph(self.file)
         self.flow = ValueFlow(self.file, self.graph)
         self.loaders = LoaderFacts(self.file, self.graph, self.flow)
-        self.iteration = IterationFacts(self.file, self.graph, self.flow, self.loaders)
+        self.frameworks = FrameworkUses(self.file, self.graph, self.flow, self.loaders)
+        self.iteration = IterationFacts(self.file, self.graph, self.flow, self.loaders, self.frameworks)
         self._loop_changes: Optional[LoopChanges] = None
         self._reseeds: Optional[Reseeds] = None
         self._loop_touches: Optional[LoopTouches] = None

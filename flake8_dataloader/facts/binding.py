@@ -37,6 +37,9 @@ def signature_of(node: cst.FunctionDef, params: Tuple[str, ...], scope: Scope) -
     return Signature(params, keywords, defaults)
 
 
+NO_DEFAULT = Unknown("no default")  # a parameter neither written, splatted nor defaulted
+
+
 class Bound(NamedTuple):
     """A parameter at one call: its state there, and the argument expression when one is written."""
 
@@ -79,7 +82,7 @@ def bind(call: cst.Call, scope: Scope, signature: Signature, offset: int,
     defaults = dict(signature.defaults)
     for name in (*positional, *signature.keywords):
         if name not in out:
-            out[name] = Bound(Unknown("may come from **kwargs") if splat else defaults.get(name, Unknown("no default")))
+            out[name] = Bound(Unknown("may come from **kwargs") if splat else defaults.get(name, NO_DEFAULT))
     return out
 
 

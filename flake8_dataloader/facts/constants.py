@@ -1,5 +1,7 @@
 """Qualified names the rules recognise."""
 
+from .frameworks import IGNITE_LOADERS
+
 DEFAULT_LOADER_NAMES = frozenset(
     {
         "torch.utils.data.DataLoader",
@@ -7,7 +9,7 @@ DEFAULT_LOADER_NAMES = frozenset(
         "torchdata.stateful_dataloader.StatefulDataLoader",
         "torchdata.stateful_dataloader.stateful_dataloader.StatefulDataLoader",
     }
-)
+) | IGNITE_LOADERS
 
 DATASET_BASES = frozenset(
     {

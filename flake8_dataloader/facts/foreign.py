@@ -9,7 +9,7 @@ is linted first: `-j1` and `-j2` give the same findings.
 
 from __future__ import annotations
 
-from typing import Dict, NamedTuple, Optional, Protocol, Tuple
+from typing import Dict, FrozenSet, NamedTuple, Optional, Protocol, Tuple
 
 from .binding import Conditions, Signature
 from .model import ArgState
@@ -83,6 +83,9 @@ class ModuleSummary(NamedTuple):
     # Module-level functions a loader may take as worker_init_fn -> whether each reads get_worker_info()
     # (itself or through the functions of its module it calls): only such a one can shard a stream.
     shards: Dict[str, bool] = {}
+    # Module-level classes that subclass a Lightning LightningModule or LightningDataModule: their
+    # subclasses in other modules are Lightning classes too (their loader hooks run every epoch).
+    lightning: FrozenSet[str] = frozenset()
 
 
 EMPTY_SUMMARY = ModuleSummary({}, {}, {})
@@ -98,3 +101,5 @@ class Imports(Protocol):
     def callable(self, qualname: str) -> Optional[CallableSummary]: ...
 
     def worker_init_shards(self, qualname: str) -> Optional[bool]: ...
+
+    def lightning_class(self, qualname: str) -> bool: ...

@@ -25,20 +25,10 @@ from .loaders import LoaderFacts
 from .calls import CallGraph
 from .classes import ClassFacts
 from .flow import ValueFlow
+from .framework_uses import FrameworkUses
 from .model import CallRecord, Context, FunctionInfo, IterationSite, LoaderCall, LoaderSite, LoopInfo
-from .resolve import names_in, resolve
-
-
-def repeating_loops(expr: cst.BaseExpression, ctx: Context) -> Tuple[LoopInfo, ...]:
-    """The loops around ``expr`` that repeat its value: not one whose target it is
-    (`for loader in loaders: for batch in loader:` visits each loader once), nor one whose target
-    picks it (`for phase in ["train", "val"]: for batch in loaders[phase]:`)."""
-    if isinstance(expr, cst.Name):
-        return tuple(loop for loop in ctx.loops if expr.value not in loop.target_names)
-    if isinstance(expr, cst.Subscript):
-        keys = set().union(*(names_in(element.slice) for element in expr.slice))
-        return tuple(loop for loop in ctx.loops if not keys & loop.target_names)
-    return ctx.loops
+from .loops import repeating_loops
+from .resolve import resolve
 
 
 class Use(IntEnum):
@@ -74,21 +64,25 @@ def foreign_arguments(call: cst.Call, callee: CallableSummary) -> List[Tuple[str
 
 
 class _Event:
-    __slots__ = ("expr", "ctx", "node", "header", "use")
+    __slots__ = ("expr", "ctx", "node", "header", "use", "repeats")
 
     def __init__(self, expr: cst.BaseExpression, ctx: Context, node: cst.CSTNode,
-                 header: Optional[LoopInfo], use: Use) -> None:
+                 header: Optional[LoopInfo], use: Use, repeats: bool = False) -> None:
         self.expr, self.ctx, self.node, self.header, self.use = expr, ctx, node, header, use
+        self.repeats = repeats  # a framework iterates it every epoch
 
 
 class IterationFacts:
     """Where each loader is iterated, and whether every epoch; what functions do with their parameters."""
 
-    def __init__(self, file: ClassFacts, graph: CallGraph, flow: ValueFlow, loaders: LoaderFacts) -> None:
+    def __init__(self, file: ClassFacts, graph: CallGraph, flow: ValueFlow, loaders: LoaderFacts,
+                 frameworks: FrameworkUses) -> None:
         self.file = file
         self.graph = graph
         self.flow = flow
         self.loaders = loaders
+        self.frameworks = frameworks
+        self._framework_epochs: Optional[Set[LoaderSite]] = None
         self.iterations: List[IterationSite] = []
         self._by_site: Optional[Dict[LoaderSite, List[IterationSite]]] = None
         self._sites_by_call: Optional[Dict[LoaderCall, List[LoaderSite]]] = None
@@ -116,6 +110,23 @@ class IterationFacts:
             if it.repeated_inside or any(loop not in site.ctx.loops for loop in it.loops):
                 return True
         return False
+
+    def epoch_set_by_framework(self, call: LoaderCall) -> bool:
+        """The loader is handed to a framework that calls `set_epoch` on its sampler (Lightning,
+        accelerate's prepared loaders)."""
+        if self._framework_epochs is None:
+            self._framework_epochs = set()
+            for expr, scope in self.frameworks.epoch_set:
+                self._framework_epochs |= self.flow.sites_of(expr, scope)
+        return any(site in self._framework_epochs for site in self.sites_of_call(call))
+
+    def _each_epoch(self, ctx: Context) -> bool:
+        """Code at ``ctx`` runs repeatedly: in a loop, or in a function a framework runs every epoch."""
+        return bool(ctx.loops) or ctx.function in self.frameworks.epoch_handlers
+
+    def _in_handler(self, site: LoaderSite, ctx: Context) -> bool:
+        """``ctx`` is in an epoch handler that did not build the loader: each epoch iterates it again."""
+        return ctx.function in self.frameworks.epoch_handlers and site.ctx.function is not ctx.function
 
     def sites_of_call(self, call: LoaderCall) -> List[LoaderSite]:
         """The sites a DataLoader call reaches the program through (itself, factory calls, their elements)."""
@@ -182,7 +193,13 @@ class IterationFacts:
         events: List[_Event] = []
 
         def use(ctx: Context) -> Use:
-            return Use.REPEATED if ctx.loops else Use.ITERATED
+            return Use.REPEATED if self._each_epoch(ctx) else Use.ITERATED
+
+        for handed in self.frameworks.handed:
+            level = Use.REPEATED if handed.repeats or self._each_epoch(handed.ctx) else Use.ITERATED
+            events.append(_Event(handed.expr, handed.ctx, handed.node, None, level, handed.repeats))
+            if isinstance(handed.node, cst.Call):
+                consumed.add(handed.node)
 
         for loop, node, ctx in collector.for_loops:
             for expr in self._header_iterables(node.iter, consumed):
@@ -209,7 +226,7 @@ class IterationFacts:
             elif name not in C.NON_ITERATING_CALLS and name not in C.LOADER_WRAPPER_METHODS:
                 # A training step called every iteration with the loader iterates it; outside a
                 # loop the loader is only handed on (it counts if the caller repeats the call).
-                kind = Use.REPEATED if ctx.loops else Use.PASSED_ON
+                kind = Use.REPEATED if self._each_epoch(ctx) else Use.PASSED_ON
                 for arg in call.args:
                     events.append(_Event(arg.value, ctx, call, None, kind))
         return events
@@ -246,8 +263,9 @@ class IterationFacts:
             if event.use != Use.PASSED_ON:
                 loops = repeating_loops(event.expr, event.ctx)
                 for site in self.flow.sites_of(event.expr, event.ctx.scope):
-                    self.iterations.append(IterationSite(site, event.node, event.ctx, loops, event.header))
-            event_use = Use.REPEATED if event.ctx.loops else event.use
+                    repeated = event.repeats or self._in_handler(site, event.ctx)
+                    self.iterations.append(IterationSite(site, event.node, event.ctx, loops, event.header, repeated))
+            event_use = Use.REPEATED if self._each_epoch(event.ctx) else event.use
             param = self.param_of(event.expr, event.ctx.function)
             if param is not None and event.ctx.function is not None:
                 note(event.ctx.function, param, event_use)
@@ -276,7 +294,7 @@ class IterationFacts:
             caller = record.ctx.function
             caller_param = self.param_of(arg, caller)
             if caller is not None and caller_param is not None:
-                passed_for[(callee_fn, param)].append((caller, caller_param, bool(record.ctx.loops)))
+                passed_for[(callee_fn, param)].append((caller, caller_param, self._each_epoch(record.ctx)))
         todo = [(owner, param) for owner, params in uses.items() for param in params]
         while todo:
             owner, param = todo.pop()
@@ -288,12 +306,13 @@ class IterationFacts:
                     todo.append((caller, caller_param))
         for record, callee_fn, param, arg in edges:
             level = uses.get(callee_fn, {}).get(param)
-            if level is None or (level == Use.PASSED_ON and not record.ctx.loops):
+            if level is None or (level == Use.PASSED_ON and not self._each_epoch(record.ctx)):
                 continue
             ctx = record.ctx
             loops = repeating_loops(arg, ctx)
             for site in self.flow.sites_of(arg, ctx.scope) | self.flow.contents_of(arg, ctx.scope):
-                self.iterations.append(IterationSite(site, record.node, ctx, loops, None, level == Use.REPEATED))
+                repeated = level == Use.REPEATED or self._in_handler(site, ctx)
+                self.iterations.append(IterationSite(site, record.node, ctx, loops, None, repeated))
         self._carry_through_calls()
 
     def _carry_through_calls(self) -> None:
@@ -323,13 +342,14 @@ class IterationFacts:
                 assert caller is not None
                 if site.ctx.function is caller:
                     continue
-                repeated = inside[callee][site] or bool(record.ctx.loops)
+                repeated = inside[callee][site] or self._each_epoch(record.ctx)
                 before = inside[caller].get(site)
                 if before is None or (repeated and not before):
                     inside[caller][site] = repeated
                     todo.append((caller, site))
         for record, callee in calls:
             for site, repeated in inside.get(callee, {}).items():
+                repeated = repeated or self._in_handler(site, record.ctx)
                 self.iterations.append(IterationSite(site, record.node, record.ctx, record.ctx.loops, None, repeated))
 
     def param_of(self, expr: cst.CSTNode, func: Optional[FunctionInfo]) -> Optional[str]:

@@ -1,4 +1,5 @@
-"""Loops that repeat nothing: `for epoch in range(1)`, `for _ in [0]`.
+"""Which loops repeat a value: not those that run at most once (`for epoch in range(1)`), nor one
+whose target is, or picks, the value.
 
 A loop whose body runs at most once is not a loop for any rule (an iteration inside it is
 not repeated, a loader built in it is not rebuilt), so such loops are taken out of every
@@ -11,8 +12,10 @@ from __future__ import annotations
 import libcst as cst
 
 from .collector import Collector
-from .model import Known
-from .resolve import Scope, evaluate, resolve
+from typing import Tuple
+
+from .model import Context, Known, LoopInfo
+from .resolve import Scope, evaluate, names_in, resolve
 
 
 def runs_at_most_once(loop: cst.For, scope: Scope) -> bool:
@@ -47,3 +50,15 @@ def drop_single_pass_loops(collector: Collector) -> None:
     for ctx in contexts:
         if any(id(loop) in once for loop in ctx.loops):
             ctx.loops = tuple(loop for loop in ctx.loops if id(loop) not in once)
+
+
+def repeating_loops(expr: cst.BaseExpression, ctx: Context) -> Tuple[LoopInfo, ...]:
+    """The loops around ``expr`` that repeat its value: not one whose target it is
+    (`for loader in loaders: for batch in loader:` visits each loader once), nor one whose target
+    picks it (`for phase in ["train", "val"]: for batch in loaders[phase]:`)."""
+    if isinstance(expr, cst.Name):
+        return tuple(loop for loop in ctx.loops if expr.value not in loop.target_names)
+    if isinstance(expr, cst.Subscript):
+        keys = set().union(*(names_in(element.slice) for element in expr.slice))
+        return tuple(loop for loop in ctx.loops if not keys & loop.target_names)
+    return ctx.loops

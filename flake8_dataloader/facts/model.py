@@ -9,6 +9,7 @@ import libcst as cst
 
 if TYPE_CHECKING:
     from .foreign import LoaderSummary
+    from .frameworks import ConfigKeywords
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,12 @@ class LoaderCall:
     reads: Dict[str, str] = field(default_factory=dict)
     # For the call as one call of a factory binds it: the DataLoader call it is a version of.
     original: Optional["LoaderCall"] = None
+    # A framework's configuration call (`TrainingArguments(...)`): its spelling of the parameters.
+    keywords: Optional["ConfigKeywords"] = None
+
+    def spelled(self, name: str) -> str:
+        """How this call spells a DataLoader parameter (`dataloader_num_workers` in TrainingArguments)."""
+        return self.keywords.keywords.get(name, name) if self.keywords is not None else name
 
     @property
     def source(self) -> "LoaderCall":

@@ -89,6 +89,8 @@ def set_epoch_reaches(facts) -> Optional[Set[cst.Call]]:
     an attribute of an unknown object): then any sampler may be the one it sets.
     """
     out: Set[cst.Call] = set()
+    for expr, scope in facts.frameworks.sampler_epoch:  # Ignite's setup_common_training_handlers(train_sampler=)
+        out.update(distributed_samplers(facts, expr, scope))
     for record in facts.file.calls:
         func = record.node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "set_epoch"):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional, Tuple
 
 from ..errors import STRICT_ENV, BudgetExceeded, ParseFailure
 from ..facts.foreign import EMPTY_SUMMARY, ModuleSummary
+from ..facts.frameworks import LIGHTNING_TRIGGER
 from ..tokens import has_trigger
 from ..settings import Settings
 from .given import uses_what_it_is_given
@@ -76,8 +77,10 @@ def _read(path: str, size: int, settings: Settings) -> ModuleEntry:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         LOG.info("flake8-dataloader: not following %s: %s", path, exc)
         return EMPTY_ENTRY
-    # What a summary can hold: dataset classes, loader factories, functions and classes iterating what they get.
-    if not ("Dataset" in source or has_trigger(source, settings, tree) or uses_what_it_is_given(tree)):
+    # What a summary can hold: dataset classes, loader factories, functions and classes iterating what they
+    # get, Lightning classes.
+    if not ("Dataset" in source or LIGHTNING_TRIGGER in source or has_trigger(source, settings, tree)
+            or uses_what_it_is_given(tree)):
         return ModuleEntry(EMPTY_SUMMARY, *import_table(tree))
     return ModuleEntry(_summarised(path, source, tree, settings), *import_table(tree))
 

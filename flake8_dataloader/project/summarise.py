@@ -115,7 +115,8 @@ def summarise(
         summary = _constructor(facts, klass, origin)
         if summary is not None:
             callables[klass.name] = summary
-    return ModuleSummary(datasets, factories, callables, _worker_inits(facts, top_functions))
+    lightning = frozenset(k.name for k in top_classes if facts.frameworks.lightning_class(k))
+    return ModuleSummary(datasets, factories, callables, _worker_inits(facts, top_functions), lightning)
 
 
 def _worker_inits(facts: FileFacts, top_functions: List[FunctionInfo]) -> Dict[str, bool]:

@@ -29,6 +29,7 @@ class Defined(NamedTuple):
     factory: Optional[FactorySummary] = None
     callable: Optional[CallableSummary] = None
     shards: Optional[bool] = None  # a function: whether it reads get_worker_info() (a worker_init_fn)
+    lightning: bool = False  # a class subclassing a Lightning module or datamodule
 
 
 NOTHING = Defined()
@@ -63,6 +64,9 @@ class ImportView:
 
     def worker_init_shards(self, qualname: str) -> Optional[bool]:
         return self._find(qualname).shards
+
+    def lightning_class(self, qualname: str) -> bool:
+        return self._find(qualname).lightning
 
     def _find(self, qualname: str) -> Defined:
         if not self.enabled:
@@ -100,7 +104,7 @@ class ImportView:
         summary = entry.summary
         found = Defined(
             summary.datasets.get(name), summary.factories.get(name), summary.callables.get(name),
-            summary.shards.get(name),
+            summary.shards.get(name), name in summary.lightning,
         )
         if found != NOTHING or budget <= 0:
             return found

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Iterator, Tuple
 
 import libcst as cst
 
+from ..facts.frameworks import CONFIG_TRIGGER, IGNITE_LOADER_TRIGGER
 from ..facts.resolve import source_of  # noqa: F401 - the rules' one spelling of "the node as written"
 
 if TYPE_CHECKING:
@@ -31,7 +32,9 @@ class Finding:
 
 # Rules that report on loader calls cannot fire without the loader's name in the text
 # (configured loader names join the prefilter's tokens on their own).
-NEEDS_LOADER = ("DataLoader",)
+NEEDS_LOADER = ("DataLoader", IGNITE_LOADER_TRIGGER)
+# Rules that also read a framework's configuration call (`TrainingArguments(...)`).
+NEEDS_LOADER_OR_CONFIG = (*NEEDS_LOADER, CONFIG_TRIGGER)
 
 
 # Which file reports a finding when what it needs is split across the project's modules
@@ -67,12 +70,23 @@ class Rule:
     DEFAULT_OFF: ClassVar[bool] = False
     ACROSS_FILES: ClassVar[str] = PER_FILE
 
+    # The message for a framework's call (`TrainingArguments(...)`, `accelerator.prepare(...)`), if any.
+    FRAMEWORK_MESSAGE: ClassVar[str] = ""
+
     @classmethod
     def finding(cls, node: cst.CSTNode, **values) -> Finding:
         """The finding at ``node``; a value that is a node stands for its line number in the message."""
+        return cls._finding(cls.MESSAGE, node, values)
+
+    @classmethod
+    def framework_finding(cls, node: cst.CSTNode, **values) -> Finding:
+        return cls._finding(cls.FRAMEWORK_MESSAGE, node, values)
+
+    @classmethod
+    def _finding(cls, template: str, node: cst.CSTNode, values: dict) -> Finding:
         lines = tuple((name, value) for name, value in values.items() if isinstance(value, cst.CSTNode))
         shown = {name: f"{{line of {name}}}" if isinstance(value, cst.CSTNode) else value for name, value in values.items()}
-        return Finding(node=node, code=cls.CODE, message=f"{cls.CODE} {cls.MESSAGE.format(**shown)}", lines=lines)
+        return Finding(node=node, code=cls.CODE, message=f"{cls.CODE} {template.format(**shown)}", lines=lines)
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
@@ -93,7 +107,7 @@ def show(argument) -> str:
 
 def show_workers(call) -> str:
     """`num_workers=0`, `num_workers=NW (= 0)` or `num_workers omitted (defaults to 0)`."""
-    workers = call.num_workers
+    workers, name = call.num_workers, call.spelled("num_workers")
     if workers.omitted:
-        return "num_workers omitted (defaults to 0)"
-    return f"num_workers={show(workers)}"
+        return f"{name} omitted (defaults to 0)"
+    return f"{name}={show(workers)}"

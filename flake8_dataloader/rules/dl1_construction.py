@@ -10,7 +10,7 @@ from ..compose import method_of, positive, when_workers
 from ..facts.model import Known, LoaderCall, Mutation
 from ..facts.nodes import children
 from ..facts.resolve import can_be_none, evaluate, resolve
-from .base import NEEDS_LOADER, WRITTEN_HERE, Finding, Rule, show, show_workers, source_of
+from .base import NEEDS_LOADER, NEEDS_LOADER_OR_CONFIG, WRITTEN_HERE, Finding, Rule, show, show_workers, source_of
 
 if TYPE_CHECKING:
     from ..facts.analysis import FileFacts
@@ -19,6 +19,17 @@ if TYPE_CHECKING:
 
 def _anchor(call: LoaderCall, name: str) -> cst.CSTNode:
     return call.args[name].anchor or call.node
+
+
+def _calls_and_configs(facts: FileFacts) -> Iterator[LoaderCall]:
+    """The file's DataLoader calls, then its `TrainingArguments(...)` calls read as DataLoader settings."""
+    yield from facts.flow.loader_calls.values()
+    for config in facts.frameworks.config_calls:
+        yield config.call
+
+
+def _names(call: LoaderCall, name: str = "persistent_workers") -> dict:
+    return dict(name=call.spelled(name), workers_name=call.spelled("num_workers"))
 
 
 class PersistentWorkersWithoutWorkers(Rule):
@@ -30,6 +41,12 @@ class PersistentWorkersWithoutWorkers(Rule):
     ## Why is this bad?
     `DataLoader.__init__` raises `ValueError: persistent_workers option needs
     num_workers > 0`. The script dies before the first batch.
+
+    `TrainingArguments(dataloader_persistent_workers=True)` (also
+    `Seq2SeqTrainingArguments`) with `dataloader_num_workers` 0 or omitted
+    is reported at that keyword: the arguments construct, and
+    `trainer.train()` raises the same `ValueError` when it builds the train
+    loader (`runtime_checks --rule DL101`).
 
     ## Example
     ```python
@@ -79,16 +96,23 @@ class PersistentWorkersWithoutWorkers(Rule):
         "persistent_workers={value} with {workers} raises ValueError; "
         "drop persistent_workers or set num_workers > 0"
     )
-    TRIGGERS = NEEDS_LOADER
+    FRAMEWORK_MESSAGE = (
+        "{name}={value} with {workers} raises ValueError at {where}; drop {name} or set {workers_name} > 0"
+    )
+    TRIGGERS = NEEDS_LOADER_OR_CONFIG
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        for call in facts.flow.loader_calls.values():
+        for call in _calls_and_configs(facts):
             persistent = call.args["persistent_workers"]
             if call.single_process() and persistent.known_truthy():
-                yield cls.finding(
-                    _anchor(call, "persistent_workers"), value=show(persistent), workers=show_workers(call)
-                )
+                values = dict(value=show(persistent), workers=show_workers(call))
+                if call.keywords is None:
+                    yield cls.finding(_anchor(call, "persistent_workers"), **values)
+                else:
+                    yield cls.framework_finding(
+                        _anchor(call, "persistent_workers"), where=call.keywords.raises_at, **_names(call), **values
+                    )
 
 
 class PrefetchWithoutWorkers(Rule):
@@ -102,6 +126,11 @@ class PrefetchWithoutWorkers(Rule):
     option could only be specified in multiprocessing.let num_workers > 0 to
     enable multiprocessing, otherwise set prefetch_factor to None.`
     (torch 1.7–1.13 raised only for values other than 2.)
+
+    `TrainingArguments(dataloader_prefetch_factor=...)` with
+    `dataloader_num_workers` 0 or omitted raises at construction:
+    `ValueError: --dataloader_prefetch_factor can only be set when data is
+    loaded in a different process, i.e. when --dataloader_num_workers > 0.`
 
     ## Example
     ```python
@@ -146,14 +175,23 @@ class PrefetchWithoutWorkers(Rule):
         "prefetch_factor={value} with {workers} raises ValueError (torch>=2.0); "
         "drop prefetch_factor or set num_workers > 0"
     )
-    TRIGGERS = NEEDS_LOADER
+    FRAMEWORK_MESSAGE = (
+        "{name}={value} with {workers} raises ValueError when {config} is built; drop {name} or set {workers_name} > 0"
+    )
+    TRIGGERS = NEEDS_LOADER_OR_CONFIG
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        for call in facts.flow.loader_calls.values():
+        for call in _calls_and_configs(facts):
             prefetch = call.args["prefetch_factor"]
             if call.single_process() and prefetch.known_not_none():
-                yield cls.finding(_anchor(call, "prefetch_factor"), value=show(prefetch), workers=show_workers(call))
+                values = dict(value=show(prefetch), workers=show_workers(call))
+                if call.keywords is None:
+                    yield cls.finding(_anchor(call, "prefetch_factor"), **values)
+                else:
+                    yield cls.framework_finding(
+                        _anchor(call, "prefetch_factor"), config=source_of(call.node.func), **_names(call, "prefetch_factor"), **values
+                    )
 
 
 class RejectedCombination(Rule):
@@ -388,6 +426,10 @@ class CrashWithZeroWorkers(Rule):
     `ValueError` (`persistent_workers option needs num_workers > 0`, or the
     `prefetch_factor` error).
 
+    The same holds for `TrainingArguments(dataloader_num_workers=args.workers,
+    dataloader_persistent_workers=True)`; the fix writes
+    `dataloader_persistent_workers=args.workers > 0`.
+
     ## Example
     ```python
     from torch.utils.data import DataLoader
@@ -436,36 +478,40 @@ class CrashWithZeroWorkers(Rule):
     ACROSS_FILES = WRITTEN_HERE
     NAME = "crash-with-zero-workers"
     MESSAGE = "{name}={value} raises ValueError when num_workers ({workers}) is 0; use {fix}"
-    TRIGGERS = NEEDS_LOADER
+    FRAMEWORK_MESSAGE = "{name}={value} raises ValueError when {workers_name} ({workers}) is 0; use {fix}"
+    TRIGGERS = NEEDS_LOADER_OR_CONFIG
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        for call in facts.flow.loader_calls.values():
+        for call in _calls_and_configs(facts):
             workers = call.num_workers
             if workers.expr is None or not workers.unknown:
                 continue
             if _provably_positive(workers.expr, call.ctx.scope):
                 continue
             expr = source_of(workers.expr)
+            finding = cls.finding if call.keywords is None else cls.framework_finding
             persistent = call.args["persistent_workers"]
             if persistent.known_truthy():
-                yield cls.finding(
+                name = call.spelled("persistent_workers")
+                yield finding(
                     _anchor(call, "persistent_workers"),
-                    name="persistent_workers",
                     value=show(persistent),
                     workers=expr,
-                    fix=f"persistent_workers={positive(workers.expr)}",
+                    fix=f"{name}={positive(workers.expr)}",
+                    **_names(call),
                 )
             prefetch = call.args["prefetch_factor"]
             if prefetch.expr is not None and not can_be_none(prefetch.expr):
                 if prefetch.known and prefetch.value is None:
                     continue
-                yield cls.finding(
+                name = call.spelled("prefetch_factor")
+                yield finding(
                     _anchor(call, "prefetch_factor"),
-                    name="prefetch_factor",
                     value=show(prefetch),
                     workers=expr,
-                    fix=f"prefetch_factor={when_workers(prefetch.expr, workers.expr)}",
+                    fix=f"{name}={when_workers(prefetch.expr, workers.expr)}",
+                    **_names(call, "prefetch_factor"),
                 )
 
 

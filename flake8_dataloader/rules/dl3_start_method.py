@@ -80,6 +80,10 @@ class UnguardedEntryPoint(Rule):
     Flags module-level code outside `if __name__ == "__main__":` that iterates
     a loader with workers, or calls a function of this file that (directly or
     through other calls) iterates one.
+    A framework call that iterates loaders counts the same: a Lightning
+    `trainer.fit(...)` (or `validate`/`test`/`predict`) with the loaders
+    passed to it and those the hooks of the model or datamodule passed to it
+    return, and an Ignite engine's `run(loader, ...)`.
 
     ## Why is this bad?
     Under spawn (Windows, macOS) and forkserver (Linux from Python 3.14) each

@@ -23,6 +23,7 @@ from .base import (
     FACTORY_SITES,
     FOLLOWS_CALLABLES,
     NEEDS_LOADER,
+    NEEDS_LOADER_OR_CONFIG,
     WRITTEN_HERE,
     Finding,
     Rule,
@@ -196,6 +197,13 @@ class LoaderRebuiltInLoop(Rule):
     A loader whose arguments depend on the loop (k-fold split, curriculum
     stage, active-learning pool) is not reported. Dependence is judged by
     names: `make_dataset()` with no loop variable counts as invariant.
+    `accelerator.prepare(loader)` written inside a loop that repeats the
+    loader and did not build it is reported at the `prepare` call: each call
+    makes a new wrapper (and new workers at its first `iter()`), and the
+    Accelerator keeps every one (`runtime_checks --rule DL401`: 3 wrappers
+    kept after 3 epochs). Lightning's `reload_dataloaders_every_n_epochs`
+    calls the hooks again on purpose and is never reported: hooks are read
+    as called once per `fit()`.
     Through calls, one level is followed (the function called in the loop
     builds and iterates the loader itself), and the loop-invariance test
     looks at the call's arguments: a name bound in the loop counts in any
@@ -216,6 +224,10 @@ class LoaderRebuiltInLoop(Rule):
         "DataLoader is rebuilt on every loop iteration; build it once before the loop with "
         "persistent_workers=True (workers restart each epoch)"
     )
+    FRAMEWORK_MESSAGE = (
+        "{method}() wraps the DataLoader again on every loop iteration and the Accelerator keeps every "
+        "wrapper; prepare it once before the loop"
+    )
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -229,6 +241,9 @@ class LoaderRebuiltInLoop(Rule):
             if site.worker_using() and site.node not in reported and rebuilt_by_calls(facts, site):
                 reported.add(site.node)
                 yield cls.finding(site.node)
+        for record in facts.frameworks.prepared_in_loops:
+            func = record.node.func
+            yield cls.framework_finding(record.node, method=func.attr.value if isinstance(func, cst.Attribute) else "prepare")
 
 
 def _not_persistent(call: LoaderCall) -> bool:
@@ -259,6 +274,26 @@ class PersistentWorkersDisabled(Rule):
     eval_loader = loaders`), a trainer object that stores it, a wrapper
     iterable in the `for` header (`metric_logger.log_every(loader, 10)`), an
     endless generator (`while True: yield from loader`).
+
+    Frameworks iterate loaders too (README "Frameworks"): a loader returned
+    by the `train_dataloader` or `val_dataloader` hook of a
+    `LightningModule`/`LightningDataModule` subclass (`lightning`,
+    `lightning.pytorch`, `pytorch_lightning`; a same-file base counts) or
+    passed to a Lightning `Trainer`'s `fit(...)`, a loader passed to an Ignite
+    engine's `run(loader, max_epochs=N)` (N not Known 1; omitted is one
+    pass) or run by a handler of `Events.EPOCH_STARTED`/`EPOCH_COMPLETED`,
+    and a loader accelerate's `prepare()` wraps. Not when every Lightning
+    `Trainer` of the file has `max_epochs=1`. `TrainingArguments(...)` and
+    `Seq2SeqTrainingArguments(...)` configure the loaders the transformers
+    Trainer builds: with `dataloader_num_workers` > 0 (or unknown) and no
+    `dataloader_persistent_workers`, the finding is at that call and asks for
+    `dataloader_persistent_workers=True`; not when `num_train_epochs` is
+    Known <= 1 and no evaluation strategy other than `"no"` is given.
+    Measured by `python -m runtime_checks --rule DL402` (3 epochs, 2 fork
+    workers, torch 2.13 CPU): worker starts of the train loader, persistent
+    off / on, 6 / 2 under Lightning, the transformers Trainer, accelerate and
+    Ignite; of the validation loader 8 / 2 under Lightning (the sanity check
+    and each epoch), 6 / 2 under the Trainer and Ignite.
 
     ## Why is this bad?
     Each epoch's `iter(loader)` starts `num_workers` new processes and hands
@@ -369,10 +404,17 @@ class PersistentWorkersDisabled(Rule):
     ACROSS_FILES = FACTORY_SITES.format(anchor="the factory's call, naming the DataLoader's file and line") + FOLLOWS_CALLABLES + " Not when the defining module iterates that loader every epoch itself: it reports it there, at the DataLoader call. The fix command works per file and does not edit the other module."
     NAME = "persistent-workers-disabled"
     MESSAGE = "DataLoader workers are restarted every epoch; pass {fix} to keep them between epochs"
-    TRIGGERS = NEEDS_LOADER
+    FRAMEWORK_MESSAGE = (
+        "the Trainer restarts its DataLoader workers every epoch and at each evaluation; pass {fix} to keep them"
+    )
+    TRIGGERS = NEEDS_LOADER_OR_CONFIG
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
+        for config in facts.frameworks.config_calls:
+            call = config.call
+            if config.repeats and call.worker_using() and _not_persistent(call):
+                yield cls.framework_finding(call.node, fix=cls._fix(call))
         for call in [*facts.flow.loader_calls.values(), *facts.loaders.foreign_calls]:
             if call.foreign is not None and call.foreign.repeated_here:
                 continue  # the defining module iterates it every epoch itself and reports it there
@@ -402,9 +444,10 @@ class PersistentWorkersDisabled(Rule):
             text = call.foreign.workers_text
             keyword = f"persistent_workers={positive(text)}" if workers.unknown and text else "persistent_workers=True"
             return f"{keyword} to the DataLoader at {call.foreign.origin}"
+        keyword = call.spelled("persistent_workers")
         if workers.unknown and workers.expr is not None:
-            return f"persistent_workers={positive(workers.expr)}"
-        return "persistent_workers=True"
+            return f"{keyword}={positive(workers.expr)}"
+        return f"{keyword}=True"
 
 
 class StaleDatasetInPersistentWorkers(Rule):
@@ -670,6 +713,15 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     None.
 
     ## Known limits
+    Frameworks: Lightning (hooks and loaders passed to `fit`) and
+    accelerate's prepared loaders call `set_epoch` themselves, and so does the
+    transformers Trainer on the loaders it builds: a loader handed to them is
+    never reported. Ignite never calls it: a loader run by an engine for
+    several epochs is reported unless a handler calls `set_epoch` on the
+    sampler or `setup_common_training_handlers(..., train_sampler=sampler)`
+    is called (`runtime_checks --rule DL402`: sampler epoch after 3 epochs
+    2 under Lightning and accelerate, 0 under Ignite).
+
     A `set_epoch` call counts when its receiver may be that sampler: the
     sampler itself, `loader.sampler`, `batch_sampler.sampler`, or a
     parameter of a same-file function the file calls with it, also the
@@ -707,6 +759,8 @@ class DistributedSamplerWithoutSetEpoch(Rule):
             return  # a set_epoch on a receiver that cannot be followed may be the fix
         reported: Set[cst.CSTNode] = set()
         for call in facts.flow.loader_calls.values():
+            if facts.iteration.epoch_set_by_framework(call):
+                continue  # Lightning and accelerate's prepared loaders call set_epoch themselves
             for sampler in loader_samplers(facts, call):
                 if sampler in reported or sampler in epoch_set or for_evaluation(facts, call, sampler):
                     continue
@@ -716,6 +770,8 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         for call in facts.loaders.foreign_calls:  # built by an imported factory: reported at its call here
             origin = call.foreign.sampler if call.foreign is not None else None
             if origin is None or call.node in reported or call.node in epoch_set:
+                continue
+            if facts.iteration.epoch_set_by_framework(call):
                 continue
             if for_evaluation(facts, call, call.node):
                 continue

@@ -28,7 +28,7 @@ class Scenario:
 
 
 def registry() -> List[Scenario]:
-    from . import claims, construction, correctness, lifecycle, randomness, resources, start_method
+    from . import claims, construction, correctness, frameworks, lifecycle, randomness, resources, start_method
 
     return [
         *construction.SCENARIOS,
@@ -38,4 +38,5 @@ def registry() -> List[Scenario]:
         *correctness.SCENARIOS,
         *resources.SCENARIOS,
         *claims.SCENARIOS,
+        *frameworks.SCENARIOS,
     ]

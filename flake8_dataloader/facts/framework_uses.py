@@ -1,0 +1,275 @@
+"""Where this file hands loaders to a training framework, read through the tables of frameworks.py.
+
+Found here, used by the iteration layer and a few rules:
+- loaders a framework iterates (a Lightning hook's return, `trainer.fit(model, loader)`,
+  `engine.run(loader, max_epochs=3)`), every epoch or once;
+- functions a framework runs every epoch (Ignite handlers of an epoch event);
+- loaders whose sampler's epoch the framework sets (Lightning, accelerate's prepared loaders) and
+  samplers Ignite's `setup_common_training_handlers(train_sampler=...)` sets;
+- `accelerator.prepare(loader)` written inside a loop that does not build the loader;
+- `TrainingArguments(...)` calls, read as the DataLoader settings of the loaders the Trainer builds.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
+
+import libcst as cst
+
+from . import frameworks as F
+from .binding import NO_DEFAULT, Signature, bind
+from .calls import CallGraph
+from .classes import ClassFacts, last_name
+from .flow import OBJECT_FLOW, ValueFlow
+from .loaders import LoaderFacts
+from .loops import repeating_loops
+from .model import OMITTED, Argument, CallRecord, ClassInfo, Context, FunctionInfo, Known, LoaderCall
+from .resolve import Scope, evaluate, qualname_in, resolve
+from .signature import ALL_PARAMETERS
+
+
+class HandedLoader(NamedTuple):
+    """An expression whose loaders a framework iterates at ``node``: every epoch (``repeats``) or once."""
+
+    expr: cst.BaseExpression
+    scope: Scope
+    ctx: Context
+    node: cst.CSTNode
+    repeats: bool
+    sets_epoch: bool
+
+
+class ConfigCall(NamedTuple):
+    """A `TrainingArguments(...)` call as the DataLoader settings it gives, and whether the Trainer
+    iterates its train loader more than once (or builds eval loaders again)."""
+
+    call: LoaderCall
+    repeats: bool
+
+
+def _argument(call: cst.Call, where: F.LoaderArgument, offset: int = 0) -> Optional[cst.BaseExpression]:
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == where.keyword:
+            return arg.value
+    index = where.position + offset
+    return positional[index] if index < len(positional) else None
+
+
+def _has_epoch_event(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """`Events.EPOCH_COMPLETED`, `Events.EPOCH_STARTED(every=2)`, `Events.EPOCH_COMPLETED | Events.COMPLETED`."""
+    if isinstance(expr, cst.Call):
+        return _has_epoch_event(expr.func, scope)
+    if isinstance(expr, cst.BinaryOperation):
+        return _has_epoch_event(expr.left, scope) or _has_epoch_event(expr.right, scope)
+    return (
+        isinstance(expr, cst.Attribute)
+        and expr.attr.value in F.IGNITE_EPOCH_EVENTS
+        and qualname_in(expr.value, scope, F.IGNITE_EVENTS)
+    )
+
+
+class FrameworkUses:
+    """What this file hands to Lightning, transformers, accelerate and Ignite."""
+
+    def __init__(self, file: ClassFacts, graph: CallGraph, flow: ValueFlow, loaders: LoaderFacts) -> None:
+        self.file = file
+        self.graph = graph
+        self.flow = flow
+        self.loaders = loaders
+        self.handed: List[HandedLoader] = []
+        self.epoch_handlers: Set[FunctionInfo] = set()  # run by a framework every epoch
+        self.epoch_set: List[Tuple[cst.BaseExpression, Scope]] = []  # loaders whose sampler epoch is set
+        self.sampler_epoch: List[Tuple[cst.BaseExpression, Scope]] = []  # samplers whose epoch is set
+        self.prepared_in_loops: List[CallRecord] = []
+        self.config_calls: List[ConfigCall] = []
+        self._repeating_engines: Set[cst.Call] = set()  # Ignite engines whose run makes several passes
+        self._handlers: List[Tuple[cst.BaseExpression, Scope, FunctionInfo]] = []  # (engine, scope, handler)
+        self._lightning_single_epoch = self._trainers_run_one_epoch()
+        self._find_hooks()
+        self._find_calls()
+        for engine, scope, handler in self._handlers:
+            if self._repeating_engines.intersection(self._instance_of(engine, scope, F.IGNITE_ENGINES)):
+                self.epoch_handlers.add(handler)
+
+    # -- Lightning -------------------------------------------------------------
+    def _instance_of(self, expr: cst.BaseExpression, scope: Scope, names) -> List[cst.Call]:
+        """The constructions of ``names`` (or of same-file subclasses) an expression may hold."""
+        out: List[cst.Call] = []
+        for value in self.flow.values(expr, scope, (), OBJECT_FLOW):
+            if value.path or not isinstance(value.node, cst.Call):
+                continue
+            if qualname_in(value.node.func, value.scope, names) or self._subclass_call(value.node, value.scope, names):
+                out.append(value.node)
+        return out
+
+    def _subclass_call(self, call: cst.Call, scope: Scope, names) -> Optional[ClassInfo]:
+        targets = resolve(call.func, scope)
+        cls = self.file.class_of_def(next(iter(targets))) if len(targets) == 1 else None
+        return cls if cls is not None and self.file.subclasses_any(cls, names) else None
+
+    def _trainers_run_one_epoch(self) -> bool:
+        """Every Lightning Trainer built here has `max_epochs` Known 1 (and there is one)."""
+        found = False
+        for record in self.file.calls:
+            call = record.node
+            if qualname_in(call.func, record.ctx.scope, F.LIGHTNING_TRAINERS) or self._subclass_call(
+                call, record.ctx.scope, F.LIGHTNING_TRAINERS
+            ):
+                bound = bind(call, record.ctx.scope, Signature((), (F.LIGHTNING_EPOCHS_KEYWORD,), ()), 0)
+                state = bound[F.LIGHTNING_EPOCHS_KEYWORD].state
+                if not (isinstance(state, Known) and state.value == 1):
+                    return False
+                found = True
+        return found
+
+    def lightning_class(self, cls: ClassInfo) -> bool:
+        """Subclasses a Lightning module or datamodule: directly, through a same-file base, or through a
+        class of another project module that does."""
+        if self.file.subclasses_any(cls, F.LIGHTNING_BASES):
+            return True
+        imports = self.file.imports
+        return imports is not None and any(
+            isinstance(target, str) and imports.lightning_class(target) for target in self.file.class_targets(cls)
+        )
+
+    def _hook_returns(self, cls: ClassInfo) -> Iterator[Tuple[FunctionInfo, cst.BaseExpression, bool]]:
+        for hook, repeats in F.LIGHTNING_HOOKS.items():
+            method = self.file.method(cls, hook)
+            if method is not None:
+                for returned in method.returns:
+                    if returned is not None:
+                        yield method, returned, repeats and not self._lightning_single_epoch
+
+    def _find_hooks(self) -> None:
+        for cls in self.file.classes.values():
+            if not self.lightning_class(cls):
+                continue
+            for method, returned, repeats in self._hook_returns(cls):
+                if method.cls is cls:  # an inherited hook is found at its own class
+                    ctx = Context(scope=method.scope, function=method, loops=(), guarded=True, top_statement=None)
+                    self._hand(returned, method.scope, ctx, returned, repeats, F.SETS_EPOCH.lightning)
+
+    def _hand(self, expr, scope, ctx, node, repeats, sets_epoch) -> None:
+        self.handed.append(HandedLoader(expr, scope, ctx, node, repeats, sets_epoch))
+        if sets_epoch:
+            self.epoch_set.append((expr, scope))
+
+    def _lightning_call(self, record: CallRecord, method: F.FrameworkMethod) -> None:
+        call, ctx = record.node, record.ctx
+        repeats = method.repeats and not self._lightning_single_epoch
+        for where in method.loaders:
+            expr = _argument(call, where)
+            if expr is not None:
+                self._hand(expr, ctx.scope, ctx, call, repeats, F.SETS_EPOCH.lightning)
+        # The model and datamodule handed over: their hooks' loaders are iterated by this call.
+        for arg in call.args:
+            if arg.star:
+                continue
+            for value in self.flow.values(arg.value, ctx.scope, (), OBJECT_FLOW):
+                cls = self.file.instance_class(value.node, value.scope) if isinstance(value.node, cst.Call) else None
+                if cls is not None and self.lightning_class(cls):
+                    for hook, returned, hook_repeats in self._hook_returns(cls):
+                        repeated = hook_repeats and method.repeats
+                        self._hand(returned, hook.scope, ctx, call, repeated, F.SETS_EPOCH.lightning)
+
+    # -- every framework's calls -----------------------------------------------
+    def _find_calls(self) -> None:
+        lightning_methods = {m.name: m for m in F.LIGHTNING_METHODS}
+        for record in self.file.calls:
+            call, scope = record.node, record.ctx.scope
+            func = call.func
+            if isinstance(func, cst.Attribute):
+                name = func.attr.value
+                if name in lightning_methods and self._instance_of(func.value, scope, F.LIGHTNING_TRAINERS):
+                    self._lightning_call(record, lightning_methods[name])
+                elif name in F.ACCELERATE_PREPARE and self._accelerator(func.value, scope):
+                    self._prepare(record)
+                elif name == F.IGNITE_RUN.name and self._instance_of(func.value, scope, F.IGNITE_ENGINES):
+                    self._ignite_run(record, func.value)
+                elif name == F.IGNITE_REGISTER_CALL and call.args and _has_epoch_event(call.args[0].value, scope):
+                    if len(call.args) > 1:
+                        self._epoch_handler(func.value, call.args[1].value, scope)
+            if qualname_in(func, scope, F.IGNITE_SAMPLER_EPOCH):
+                for arg in call.args:
+                    if arg.keyword is not None and arg.keyword.value == F.IGNITE_SAMPLER_KEYWORD:
+                        self.sampler_epoch.append((arg.value, scope))
+            elif qualname_in(func, scope, F.TRAINING_ARGUMENTS.names) or self._subclass_call(
+                call, scope, F.TRAINING_ARGUMENTS.names
+            ):
+                self.config_calls.append(self._config_call(record))
+        for info in self.file.functions.values():
+            for decorator in info.node.decorators:
+                expr = decorator.decorator
+                if (
+                    isinstance(expr, cst.Call)
+                    and last_name(expr.func) == F.IGNITE_REGISTER_DECORATOR
+                    and isinstance(expr.func, cst.Attribute)
+                    and expr.args
+                    and _has_epoch_event(expr.args[0].value, info.scope.parent or info.scope)
+                ):
+                    self._epoch_handler_function(expr.func.value, info, info.scope.parent or info.scope)
+
+    # -- accelerate --------------------------------------------------------------
+    def _accelerator(self, receiver: cst.BaseExpression, scope: Scope) -> bool:
+        if self._instance_of(receiver, scope, F.ACCELERATORS):
+            return True
+        name = last_name(receiver)
+        return name is not None and F.ACCELERATOR_HINT in name.lower()
+
+    def _prepare(self, record: CallRecord) -> None:
+        for arg in record.node.args:
+            if arg.keyword is None and not arg.star and F.SETS_EPOCH.accelerate:
+                self.epoch_set.append((arg.value, record.ctx.scope))
+        # In a loop that repeats the loader (not one over a list of loaders) and did not build it.
+        if any(
+            loop not in site.ctx.loops
+            for arg in record.node.args
+            for site in self.flow.sites_of(arg.value, record.ctx.scope)
+            for loop in repeating_loops(arg.value, record.ctx)
+        ):
+            self.prepared_in_loops.append(record)
+
+    # -- Ignite ------------------------------------------------------------------
+    def _ignite_run(self, record: CallRecord, engine: cst.BaseExpression) -> None:
+        """`engine.run(data, max_epochs)`: several passes unless max_epochs is omitted or Known 1."""
+        call, ctx = record.node, record.ctx
+        data = _argument(call, F.IGNITE_RUN.loaders[0])
+        if data is None:
+            return
+        epochs = _argument(call, F.IGNITE_EPOCHS)
+        state = evaluate(epochs, ctx.scope) if epochs is not None else Known(1)
+        repeats = not (isinstance(state, Known) and state.value == 1)
+        self._hand(data, ctx.scope, ctx, call, repeats, F.SETS_EPOCH.ignite)
+        if repeats:
+            self._repeating_engines.update(self._instance_of(engine, ctx.scope, F.IGNITE_ENGINES))
+
+    def _epoch_handler(self, engine: cst.BaseExpression, handler: cst.BaseExpression, scope: Scope) -> None:
+        for function in self.graph.functions_of(handler, scope):
+            self._epoch_handler_function(engine, function, scope)
+
+    def _epoch_handler_function(self, engine: cst.BaseExpression, function: FunctionInfo, scope: Scope) -> None:
+        self._handlers.append((engine, scope, function))  # kept if that engine's run repeats
+
+    # -- transformers -------------------------------------------------------------
+    def _config_call(self, record: CallRecord) -> ConfigCall:
+        """The call's `dataloader_*` keywords as DataLoader arguments (written, from a dict splatted in
+        place or bound once, Unknown through any other splat, Omitted when absent)."""
+        spec = F.TRAINING_ARGUMENTS
+        defaults = ((spec.epochs, Known(spec.default_epochs)),
+                    *((key, Known(spec.no_evaluation)) for key in spec.evaluation))
+        signature = Signature((), (*spec.keywords.values(), *(name for name, _ in defaults)), defaults)
+        bound = bind(record.node, record.ctx.scope, signature, 0, self.loaders.changed_name)
+        anchors = {arg.keyword.value: arg for arg in record.node.args if arg.keyword is not None}
+        args: Dict[str, Argument] = {}
+        for name in ALL_PARAMETERS:
+            keyword = spec.keywords.get(name)
+            given = bound[keyword] if keyword is not None else None
+            if keyword is None or given is None or (given.expr is None and given.state == NO_DEFAULT):
+                args[name] = Argument(name, OMITTED)
+            else:
+                args[name] = Argument(name, given.state, given.expr, anchors.get(keyword), given.expr is None)
+        epochs = bound[spec.epochs].state
+        one_pass = isinstance(epochs, Known) and isinstance(epochs.value, (int, float)) and epochs.value <= 1
+        no_evaluation = all(bound[k].state == Known(spec.no_evaluation) for k in spec.evaluation)
+        return ConfigCall(LoaderCall(record.node, record.ctx, args, keywords=spec), not (one_pass and no_evaluation))
