@@ -12,7 +12,7 @@ Found here, used by the iteration layer and a few rules:
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -24,7 +24,7 @@ from .flow import OBJECT_FLOW, ValueFlow
 from .loaders import LoaderFacts
 from .loops import repeating_loops
 from .model import OMITTED, Argument, CallRecord, ClassInfo, Context, FunctionInfo, Known, LoaderCall
-from .resolve import Scope, evaluate, qualname_in, resolve
+from .resolve import Scope, Target, evaluate, qualname_in, resolve
 from .signature import ALL_PARAMETERS
 
 
@@ -85,43 +85,40 @@ class FrameworkUses:
         self.config_calls: List[ConfigCall] = []
         self._repeating_engines: Set[cst.Call] = set()  # Ignite engines whose run makes several passes
         self._handlers: List[Tuple[cst.BaseExpression, Scope, FunctionInfo]] = []  # (engine, scope, handler)
-        self._lightning_single_epoch = self._trainers_run_one_epoch()
-        self._find_hooks()
+        self._lightning_single_epoch = False
         self._find_calls()
+        self._find_hooks()
         for engine, scope, handler in self._handlers:
             if self._repeating_engines.intersection(self._instance_of(engine, scope, F.IGNITE_ENGINES)):
                 self.epoch_handlers.add(handler)
 
     # -- Lightning -------------------------------------------------------------
-    def _instance_of(self, expr: cst.BaseExpression, scope: Scope, names) -> List[cst.Call]:
-        """The constructions of ``names`` (or of same-file subclasses) an expression may hold."""
-        out: List[cst.Call] = []
-        for value in self.flow.values(expr, scope, (), OBJECT_FLOW):
-            if value.path or not isinstance(value.node, cst.Call):
-                continue
-            if qualname_in(value.node.func, value.scope, names) or self._subclass_call(value.node, value.scope, names):
-                out.append(value.node)
-        return out
-
-    def _subclass_call(self, call: cst.Call, scope: Scope, names) -> Optional[ClassInfo]:
-        targets = resolve(call.func, scope)
+    def _builds(self, targets: FrozenSet[Target], names: FrozenSet[str]) -> bool:
+        """A callee (its resolved targets) is one of ``names``, or a same-file subclass of one."""
+        if not targets:
+            return False
+        if all(isinstance(t, str) and t in names for t in targets):
+            return True
         cls = self.file.class_of_def(next(iter(targets))) if len(targets) == 1 else None
-        return cls if cls is not None and self.file.subclasses_any(cls, names) else None
+        return cls is not None and self.file.subclasses_any(cls, names)
 
-    def _trainers_run_one_epoch(self) -> bool:
+    def _instance_of(self, expr: cst.BaseExpression, scope: Scope, names: FrozenSet[str]) -> List[cst.Call]:
+        """The constructions of ``names`` (or of same-file subclasses) an expression may hold."""
+        return [
+            value.node
+            for value in self.flow.values(expr, scope, (), OBJECT_FLOW)
+            if not value.path and isinstance(value.node, cst.Call)
+            and self._builds(resolve(value.node.func, value.scope), names)
+        ]
+
+    def _trainers_run_one_epoch(self, trainers: List[CallRecord]) -> bool:
         """Every Lightning Trainer built here has `max_epochs` Known 1 (and there is one)."""
-        found = False
-        for record in self.file.calls:
-            call = record.node
-            if qualname_in(call.func, record.ctx.scope, F.LIGHTNING_TRAINERS) or self._subclass_call(
-                call, record.ctx.scope, F.LIGHTNING_TRAINERS
-            ):
-                bound = bind(call, record.ctx.scope, Signature((), (F.LIGHTNING_EPOCHS_KEYWORD,), ()), 0)
-                state = bound[F.LIGHTNING_EPOCHS_KEYWORD].state
-                if not (isinstance(state, Known) and state.value == 1):
-                    return False
-                found = True
-        return found
+        for record in trainers:
+            bound = bind(record.node, record.ctx.scope, Signature((), (F.LIGHTNING_EPOCHS_KEYWORD,), ()), 0)
+            state = bound[F.LIGHTNING_EPOCHS_KEYWORD].state
+            if not (isinstance(state, Known) and state.value == 1):
+                return False
+        return bool(trainers)
 
     def lightning_class(self, cls: ClassInfo) -> bool:
         """Subclasses a Lightning module or datamodule: directly, through a same-file base, or through a
@@ -142,11 +139,14 @@ class FrameworkUses:
                         yield method, returned, repeats and not self._lightning_single_epoch
 
     def _find_hooks(self) -> None:
+        """The hooks of the file's Lightning classes, inherited ones (a mixin's) included, each once."""
+        seen: Set[Tuple[FunctionInfo, cst.BaseExpression]] = set()
         for cls in self.file.classes.values():
             if not self.lightning_class(cls):
                 continue
             for method, returned, repeats in self._hook_returns(cls):
-                if method.cls is cls:  # an inherited hook is found at its own class
+                if (method, returned) not in seen:
+                    seen.add((method, returned))
                     ctx = Context(scope=method.scope, function=method, loops=(), guarded=True, top_statement=None)
                     self._hand(returned, method.scope, ctx, returned, repeats, F.SETS_EPOCH.lightning)
 
@@ -175,14 +175,27 @@ class FrameworkUses:
 
     # -- every framework's calls -----------------------------------------------
     def _find_calls(self) -> None:
+        """One pass over the file's calls (each callee resolved once); Lightning's calls are read once
+        every Trainer construction is known (`max_epochs=1` anywhere in the file decides)."""
         lightning_methods = {m.name: m for m in F.LIGHTNING_METHODS}
+        trainers: List[CallRecord] = []
+        lightning_calls: List[Tuple[CallRecord, F.FrameworkMethod]] = []
         for record in self.file.calls:
             call, scope = record.node, record.ctx.scope
             func = call.func
-            if isinstance(func, cst.Attribute):
+            targets = resolve(func, scope)
+            if self._builds(targets, F.LIGHTNING_TRAINERS):
+                trainers.append(record)
+            elif self._builds(targets, F.IGNITE_SAMPLER_EPOCH):
+                for arg in call.args:
+                    if arg.keyword is not None and arg.keyword.value == F.IGNITE_SAMPLER_KEYWORD:
+                        self.sampler_epoch.append((arg.value, scope))
+            elif self._builds(targets, F.TRAINING_ARGUMENTS.names):
+                self.config_calls.append(self._config_call(record))
+            elif isinstance(func, cst.Attribute):
                 name = func.attr.value
                 if name in lightning_methods and self._instance_of(func.value, scope, F.LIGHTNING_TRAINERS):
-                    self._lightning_call(record, lightning_methods[name])
+                    lightning_calls.append((record, lightning_methods[name]))
                 elif name in F.ACCELERATE_PREPARE and self._accelerator(func.value, scope):
                     self._prepare(record)
                 elif name == F.IGNITE_RUN.name and self._instance_of(func.value, scope, F.IGNITE_ENGINES):
@@ -190,14 +203,9 @@ class FrameworkUses:
                 elif name == F.IGNITE_REGISTER_CALL and call.args and _has_epoch_event(call.args[0].value, scope):
                     if len(call.args) > 1:
                         self._epoch_handler(func.value, call.args[1].value, scope)
-            if qualname_in(func, scope, F.IGNITE_SAMPLER_EPOCH):
-                for arg in call.args:
-                    if arg.keyword is not None and arg.keyword.value == F.IGNITE_SAMPLER_KEYWORD:
-                        self.sampler_epoch.append((arg.value, scope))
-            elif qualname_in(func, scope, F.TRAINING_ARGUMENTS.names) or self._subclass_call(
-                call, scope, F.TRAINING_ARGUMENTS.names
-            ):
-                self.config_calls.append(self._config_call(record))
+        self._lightning_single_epoch = self._trainers_run_one_epoch(trainers)
+        for record, method in lightning_calls:
+            self._lightning_call(record, method)
         for info in self.file.functions.values():
             for decorator in info.node.decorators:
                 expr = decorator.decorator
