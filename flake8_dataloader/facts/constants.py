@@ -1,6 +1,7 @@
 """Qualified names the rules recognise."""
 
-from .frameworks import IGNITE_LOADERS
+# Ignite's `idist.auto_dataloader(...)` builds a DataLoader from DataLoader's keywords (frameworks.py).
+IGNITE_LOADERS = frozenset({"ignite.distributed.auto_dataloader", "ignite.distributed.auto.auto_dataloader"})
 
 DEFAULT_LOADER_NAMES = frozenset(
     {

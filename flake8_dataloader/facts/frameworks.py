@@ -117,7 +117,8 @@ IGNITE_SAMPLER_EPOCH = frozenset({
     "ignite.handlers.setup_common_training_handlers",
 })
 IGNITE_SAMPLER_KEYWORD = "train_sampler"
-IGNITE_LOADERS = frozenset({"ignite.distributed.auto_dataloader", "ignite.distributed.auto.auto_dataloader"})
+# `idist.auto_dataloader(...)` is a loader: constants.IGNITE_LOADERS, among the default loader names
+# (kept there: flake8 loads those at start-up, this table only once a file passes the prefilter).
 IGNITE_LOADER_TRIGGER = "auto_dataloader"
 
 
