@@ -244,10 +244,23 @@ class IterationFacts:
             if not any(self.flow.may_hold_loaders(arg.value, record.ctx.scope) for arg in record.node.args):
                 continue
             qualname = self.loaders.imported(record.node.func, record.ctx.scope)
-            summary = self.file.imports.callable(qualname) if qualname else None
+            summary = self.file.imports.callable(qualname) if qualname else self._inherited_init(record)
             if summary is not None:
                 found[record.node] = summary
         return found
+
+    def _inherited_init(self, record: CallRecord) -> Optional[CallableSummary]:
+        """A class of this file with no `__init__` of its own (nor in a same-file base) is built by the
+        `__init__` of the imported class it derives from: that class's summary says what it does."""
+        targets = resolve(record.node.func, record.ctx.scope)
+        cls = self.file.class_of_def(next(iter(targets))) if len(targets) == 1 else None
+        if cls is None or self.file.imports is None or self.file.method(cls, "__init__") is not None:
+            return None
+        for target in sorted(t for t in self.file.class_targets(cls) if isinstance(t, str)):
+            summary = self.file.imports.callable(target)
+            if summary is not None:
+                return summary
+        return None
 
     def _find_iterations(self, collector: Collector) -> None:
         uses = self.param_uses

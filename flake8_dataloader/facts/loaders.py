@@ -8,6 +8,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from .foreign import DatasetSummary, LoaderSummary
+from .inherited import inherited_dataset
 from .classes import ClassInfo
 from .calls import CallGraph
 from .classes import ClassFacts
@@ -216,8 +217,13 @@ class LoaderFacts:
         out: List[DatasetSummary] = []
         for value in self.flow.values(dataset, call.ctx.scope, (), OBJECT_FLOW):
             if not value.path and isinstance(value.node, cst.Call):
-                qualname = self.imported(value.node.func, value.scope)
-                found = self.file.imports.dataset(qualname) if qualname else None
+                targets = resolve(value.node.func, value.scope)
+                target = next(iter(targets)) if len(targets) == 1 else None
+                cls = self.file.class_of_def(target)
+                if cls is not None:  # a class of this file: what it inherits from an imported dataset class
+                    found = inherited_dataset(self.file, self.graph, cls)
+                else:
+                    found = self.file.imports.dataset(target) if isinstance(target, str) else None
                 if found is not None and found not in out:
                     out.append(found)
         return out

@@ -53,7 +53,15 @@ FACTORY_SITES = (
 )
 FOLLOWS_CALLABLES = (
     " Functions and classes imported from the project that iterate what they are given "
-    "(`fit(model, loader, epochs)`, `Trainer(model, loader).fit()`) are followed."
+    "(`fit(model, loader, epochs)`, `Trainer(model, loader).fit()`) are followed, also through a class "
+    "of this file that keeps the imported class's `__init__` (`class LoggingTrainer(Trainer)`)."
+)
+# What a class of the linted file inherits from a dataset class of another project module.
+INHERITS = (
+    " A class of this file that subclasses such a class inherits what is known of it, unless it "
+    "overrides the method that fact comes from (`__init__` without `super().__init__()`, or an "
+    "assignment of the same `self` attribute, for what is held on `self`; `__getitem__`, "
+    "`__getitems__` or `__iter__` for what the workers run)."
 )
 PER_FILE = "Per file: names imported from the project's other modules are not followed for this rule."
 

@@ -10,7 +10,7 @@ from ..compose import method_of, positive, when_workers
 from ..facts.model import Known, LoaderCall, Mutation
 from ..facts.nodes import children
 from ..facts.resolve import can_be_none, evaluate, resolve
-from .base import NEEDS_LOADER, NEEDS_LOADER_OR_CONFIG, WRITTEN_HERE, Finding, Rule, show, show_workers, source_of
+from .base import INHERITS, NEEDS_LOADER, NEEDS_LOADER_OR_CONFIG, WRITTEN_HERE, Finding, Rule, show, show_workers, source_of
 
 if TYPE_CHECKING:
     from ..facts.analysis import FileFacts
@@ -261,7 +261,7 @@ class RejectedCombination(Rule):
     """
 
     CODE = "DL103"
-    ACROSS_FILES = WRITTEN_HERE + " An IterableDataset class imported from the project is followed for its clause, naming the class's file and line."
+    ACROSS_FILES = WRITTEN_HERE + " An IterableDataset class imported from the project is followed for its clause, naming the class's file and line." + INHERITS
     NAME = "rejected-argument-combination"
     MESSAGE = "{detail}"
     TRIGGERS = NEEDS_LOADER

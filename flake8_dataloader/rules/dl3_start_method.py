@@ -11,7 +11,7 @@ from ..facts.model import FunctionInfo, Known, LoaderCall, LoaderSite
 from ..facts.nodes import children
 from ..facts.walk import Visited
 from ..facts.resolve import evaluate, follow_single_binding, resolve
-from .base import FACTORY_SITES, NEEDS_LOADER, PER_FILE, Finding, Rule
+from .base import FACTORY_SITES, INHERITS, NEEDS_LOADER, PER_FILE, Finding, Rule
 
 if TYPE_CHECKING:
     from ..facts.analysis import FileFacts
@@ -283,7 +283,7 @@ class UnpicklableWorkerPayload(Rule):
         "A dataset class imported from the project that holds a lambda, a nested function or a generator on "
         "`self` is followed: the loader call of this file is reported (or the call of an imported factory "
         "whose dataset parameter it is given), naming the class's file and line."
-    )
+    ) + INHERITS
     NAME = "unpicklable-worker-payload"
     MESSAGE = "{what} passed as {param} cannot be pickled for spawn/forkserver workers; {fix}"
     TRIGGERS = NEEDS_LOADER

@@ -10,7 +10,7 @@ from ..facts.analysis import last_name
 from ..facts.calls import partial_target
 from ..facts.model import ClassInfo, FunctionInfo
 from ..facts.resolve import resolve
-from .base import NEEDS_LOADER, Finding, Rule, show_workers, source_of
+from .base import INHERITS, NEEDS_LOADER, Finding, Rule, show_workers, source_of
 
 if TYPE_CHECKING:
     from ..facts.analysis import FileFacts
@@ -141,7 +141,7 @@ class UnshardedIterableDataset(Rule):
     """
 
     CODE = "DL501"
-    ACROSS_FILES = "An IterableDataset class imported from the project is followed: the loader call of this file is reported, naming the class's file and line (`StreamDataset (data/stream.py:14)`). The defining file reports its own loaders only."
+    ACROSS_FILES = "An IterableDataset class imported from the project is followed: the loader call of this file is reported, naming the class's file and line (`StreamDataset (data/stream.py:14)`). The defining file reports its own loaders only." + INHERITS
     NAME = "unsharded-iterable-dataset"
     MESSAGE = (
         "IterableDataset {klass} is not split by get_worker_info(): each worker yields the whole stream "
@@ -287,7 +287,7 @@ class SingleUseIterableDataset(Rule):
     """
 
     CODE = "DL502"
-    ACROSS_FILES = "An IterableDataset class imported from the project is followed: the loader call of this file is reported, naming `__iter__`'s file and line, unless a loader of the defining module already triggers the rule (it is then reported once, at `__iter__`, there)."
+    ACROSS_FILES = "An IterableDataset class imported from the project is followed: the loader call of this file is reported, naming `__iter__`'s file and line, unless a loader of the defining module already triggers the rule (it is then reported once, at `__iter__`, there)." + INHERITS
     NAME = "single-use-iterable-dataset"
     MESSAGE = (
         "{klass}.__iter__ returns {what}: the loader on line {loader} ({mode}) gets an empty stream "

@@ -10,7 +10,7 @@ from ..facts.classes import last_name, self_attribute
 from ..facts.model import ClassInfo, FunctionInfo, Known, Mutation
 from ..facts.nodes import children
 from ..facts.resolve import Scope, call_qualnames, evaluate, resolve
-from .base import DEFINED_HERE, NEEDS_LOADER, PER_FILE, Finding, Rule, source_of
+from .base import DEFINED_HERE, INHERITS, NEEDS_LOADER, PER_FILE, Finding, Rule, source_of
 
 if TYPE_CHECKING:
     from ..facts.analysis import FileFacts
@@ -354,7 +354,7 @@ class CudaInWorkerCode(Rule):
         "is followed: the worker-using loader call of this file is reported (or the call of an imported factory "
         "whose dataset parameter is given an instance), naming the method's file and line. collate_fn and "
         "worker_init_fn functions are followed within their file."
-    )
+    ) + INHERITS
     NAME = "cuda-in-worker-code"
     MESSAGE = (
         "CUDA used in {where}, which runs in the loader's workers (fork: 'Cannot re-initialize CUDA'; spawn: a "
@@ -635,7 +635,7 @@ class ContainersCopiedOnRead(Rule):
         "A dataset class imported from the project is followed: the worker-using loader call of this file is "
         "reported (or the call of an imported factory whose dataset parameter is given an instance), naming the "
         "class's file and line; the defining file reports the assignment for its own loaders."
-    )
+    ) + INHERITS
     NAME = "containers-copied-on-read"
     MESSAGE = (
         "self.{attr} is a Python container indexed by every worker of {klass}: each read copies its pages "
