@@ -30,6 +30,7 @@ class LoaderFacts:
         self.graph = graph
         self.flow = flow
         self._by_dataset: Optional[Dict[ClassInfo, List[LoaderCall]]] = None
+        self._foreign_datasets: Dict[LoaderCall, List[DatasetSummary]] = {}
         # Loaders built in other modules of the project, returned by an imported factory.
         self.foreign_calls: List[LoaderCall] = []
         # The branch conditions under which a factory builds each loader it returns (one per site).
@@ -210,10 +211,19 @@ class LoaderFacts:
         return out
 
     def foreign_datasets(self, call: LoaderCall) -> List[DatasetSummary]:
-        """The dataset classes of other project modules a loader's dataset may be an instance of."""
+        """The dataset classes of other project modules a loader's dataset may be an instance of
+        (asked by six rules per loader call: computed once)."""
         dataset = call.args["dataset"].expr
         if dataset is None or self.file.imports is None:
             return []
+        cached = self._foreign_datasets.get(call)
+        if cached is None:
+            cached = self._foreign_datasets[call] = self._find_foreign_datasets(call, dataset)
+        return cached
+
+    def _find_foreign_datasets(self, call: LoaderCall, dataset: cst.BaseExpression) -> List[DatasetSummary]:
+        imports = self.file.imports
+        assert imports is not None
         out: List[DatasetSummary] = []
         for value in self.flow.values(dataset, call.ctx.scope, (), OBJECT_FLOW):
             if not value.path and isinstance(value.node, cst.Call):
@@ -223,7 +233,7 @@ class LoaderFacts:
                 if cls is not None:  # a class of this file: what it inherits from an imported dataset class
                     found = inherited_dataset(self.file, self.graph, cls)
                 else:
-                    found = self.file.imports.dataset(target) if isinstance(target, str) else None
+                    found = imports.dataset(target) if isinstance(target, str) else None
                 if found is not None and found not in out:
                     out.append(found)
         return out
