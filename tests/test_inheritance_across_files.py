@@ -1,9 +1,12 @@
 """Classes of a linted file built on classes of other project modules (fixtures/projects/package_project).
 
 `subclasses.py` subclasses dataset classes and a trainer of other modules; `lightning_task.py`
-subclasses a Lightning base of `models/lit.py`. Each decision is mutated here: the fixture's
+subclasses a Lightning base of `models/lit.py`; `text_training.py` calls factories whose loaders are
+built from dataset classes of a third module. Each decision is mutated here: the fixture's
 findings must change.
 """
+
+import ast
 
 import pytest
 
@@ -12,6 +15,7 @@ from flake8_dataloader.facts import inherited
 from flake8_dataloader.facts.iteration import IterationFacts
 from flake8_dataloader.project import store
 from flake8_dataloader.project import summarise as summarise_module
+from flake8_dataloader.project.view import ImportView
 
 from .harness import PROJECTS
 
@@ -19,9 +23,11 @@ PROJECT = PROJECTS / "package_project"
 
 
 def findings(name):
+    """As flake8 sees the file (its ast too: a file without a loader token passes the prefilter by it)."""
     store.clear()
     path = PROJECT / name
-    return sorted((line, code) for line, _, code, _ in check_source(path.read_text(encoding="utf-8"), str(path)))
+    source = path.read_text(encoding="utf-8")
+    return sorted((line, code) for line, _, code, _ in check_source(source, str(path), tree=ast.parse(source)))
 
 
 SUBCLASSES = [(68, "DL302"), (70, "DL302"), (72, "DL103"), (73, "DL602"), (78, "DL402")]
@@ -59,3 +65,31 @@ def test_each_inheritance_decision_shows_in_the_fixture(monkeypatch, mutation, c
     mutation(monkeypatch)
     found = findings("subclasses.py")
     assert (changed in found) != (changed in SUBCLASSES)
+
+
+# text_training.py calls factories of data/text.py that build loaders from data/stream.py's classes
+# (imported there) and from a class of data/text.py itself.
+TEXT = [(6, "DL103"), (10, "DL502"), (14, "DL502")]
+
+
+def test_callers_of_a_factory_know_the_dataset_classes_it_builds_from():
+    assert findings("text_training.py") == TEXT
+
+
+@pytest.mark.parametrize(("field", "lost"), [(0, [(6, "DL103"), (10, "DL502")]), (1, [(14, "DL502")])],
+                         ids=["datasets", "own_datasets"])
+def test_each_dataset_field_of_a_loader_summary_shows_in_the_fixture(monkeypatch, field, lost):
+    real = summarise_module._dataset_names
+
+    def emptied(facts, call):
+        names = list(real(facts, call))
+        names[field] = ()
+        return tuple(names)
+
+    monkeypatch.setattr(summarise_module, "_dataset_names", emptied)
+    assert findings("text_training.py") == sorted(set(TEXT) - set(lost))
+
+
+def test_without_the_view_filling_in_the_dataset_summaries_nothing_is_known(monkeypatch):
+    monkeypatch.setattr(ImportView, "_with_datasets", lambda self, factory, path: factory)
+    assert findings("text_training.py") == []

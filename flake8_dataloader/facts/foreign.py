@@ -56,6 +56,12 @@ class LoaderSummary(NamedTuple):
     # Where the shuffling DistributedSampler it is built with stands, when the defining module never
     # calls set_epoch on it (DL405 in the importer, which may).
     sampler: Optional[Origin] = None
+    # The dataset it is built with, when that is an instance of a class the defining module imports
+    # (the dotted name as it resolves there) or defines at module level (its name there).
+    datasets: Tuple[str, ...] = ()
+    own_datasets: Tuple[str, ...] = ()
+    # Those classes' summaries, filled in by the importer's view (a summary of summaries: never stored).
+    dataset_summaries: Tuple["DatasetSummary", ...] = ()
 
 
 class FactorySummary(NamedTuple):

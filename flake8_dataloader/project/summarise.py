@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -25,6 +25,8 @@ from ..rules.dl5_correctness import SingleUseIterableDataset, reads_worker_info,
 from ..rules.dl6_resources import containers_indexed, cuda_in_reads
 from ..facts.samplers import loader_samplers, set_epoch_reaches
 from ..facts.classes import self_attribute
+from ..facts.flow import OBJECT_FLOW
+from ..facts.resolve import resolve
 from ..settings import Settings
 from .lines import CallLines, first_line, method_line, top_level
 
@@ -145,6 +147,7 @@ def _levels(uses: Dict[str, Use]) -> Tuple[Tuple[str, int], ...]:
 def _loader(facts: FileFacts, call: LoaderCall, origin, factory: FunctionInfo,
             samplers: Dict[LoaderCall, cst.Call]) -> LoaderSummary:
     workers = call.num_workers.expr
+    imported, own = _dataset_names(facts, call)
     return LoaderSummary(
         origin=origin(call.node, call.ctx.function),
         states=tuple((name, argument.state) for name, argument in call.args.items()),
@@ -153,7 +156,27 @@ def _loader(facts: FileFacts, call: LoaderCall, origin, factory: FunctionInfo,
         conditions=tuple(facts.loaders.made_under.get((factory, call), [()])),
         reads=tuple(sorted(call.reads.items())),
         sampler=origin(samplers[call], call.ctx.function) if call in samplers else None,
+        datasets=imported,
+        own_datasets=own,
     )
+
+
+def _dataset_names(facts: FileFacts, call: LoaderCall) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """The classes a loader's dataset is built from: imported (dotted names) or of this module."""
+    dataset = call.args["dataset"].expr
+    imported: Set[str] = set()
+    own: Set[str] = set()
+    for value in facts.flow.values(dataset, call.ctx.scope, (), OBJECT_FLOW) if dataset is not None else ():
+        if value.path or not isinstance(value.node, cst.Call):
+            continue
+        targets = resolve(value.node.func, value.scope)
+        target = next(iter(targets)) if len(targets) == 1 else None
+        cls = facts.file.class_of_def(target)
+        if cls is not None and cls.scope.parent is facts.file.module_scope:
+            own.add(cls.name)
+        elif isinstance(target, str):
+            imported.add(target)
+    return tuple(sorted(imported)), tuple(sorted(own))
 
 
 def _unset_samplers(facts: FileFacts, calls: List[LoaderCall]) -> Dict[LoaderCall, cst.Call]:

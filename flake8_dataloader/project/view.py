@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import Dict, NamedTuple, Optional, Set, Tuple
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -30,6 +30,7 @@ class Defined(NamedTuple):
     callable: Optional[CallableSummary] = None
     shards: Optional[bool] = None  # a function: whether it reads get_worker_info() (a worker_init_fn)
     lightning: bool = False  # a class subclassing a Lightning module or datamodule
+    path: Optional[str] = None  # the module it was found in (set only when something was found)
 
 
 NOTHING = Defined()
@@ -42,6 +43,7 @@ class ImportView:
         self.importer = os.path.abspath(filename)
         self.settings = settings
         self._memo: Dict[str, Defined] = {}
+        self._factories: Dict[str, FactorySummary] = {}  # with their dataset classes' summaries
         self.used = False  # some imported name was found: the file's facts depend on other modules
         self.enabled = not installed(self.importer)
         self._consulted: Set[str] = set()
@@ -57,7 +59,32 @@ class ImportView:
             qualname, self.importer, self._tails, self._consulted, MAX_MODULES_PER_FILE
         ):
             return None
-        return self._find(qualname).factory
+        found = self._find(qualname)
+        if found.factory is None or found.path is None:
+            return found.factory
+        enriched = self._factories.get(qualname)
+        if enriched is None:
+            enriched = self._factories[qualname] = self._with_datasets(found.factory, found.path)
+        return enriched
+
+    def _with_datasets(self, factory: FactorySummary, path: str) -> FactorySummary:
+        """The factory with the summaries of the dataset classes its loaders are built from, looked up
+        from its own module (a summary of summaries, one level: those summaries are not followed on)."""
+        loaders = []
+        for element, summaries in factory.loaders:
+            filled = []
+            for loader in summaries:
+                found: List[DatasetSummary] = []
+                if loader.own_datasets:
+                    own = store.entry(path, self.settings).summary.datasets
+                    found += [own[name] for name in loader.own_datasets if name in own]
+                for name in loader.datasets:
+                    dataset = self._lookup(name, path, MAX_REEXPORTS, set()).dataset
+                    if dataset is not None:
+                        found.append(dataset)
+                filled.append(loader._replace(dataset_summaries=tuple(found)) if found else loader)
+            loaders.append((element, tuple(filled)))
+        return factory._replace(loaders=tuple(loaders))
 
     def callable(self, qualname: str) -> Optional[CallableSummary]:
         return self._find(qualname).callable
@@ -106,7 +133,9 @@ class ImportView:
             summary.datasets.get(name), summary.factories.get(name), summary.callables.get(name),
             summary.shards.get(name), name in summary.lightning,
         )
-        if found != NOTHING or budget <= 0:
+        if found != NOTHING:
+            return found._replace(path=location.path)
+        if budget <= 0:
             return found
         if name in entry.exports:
             return self._lookup(entry.exports[name], location.path, budget - 1, seen)

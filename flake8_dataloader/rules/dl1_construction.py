@@ -261,7 +261,7 @@ class RejectedCombination(Rule):
     """
 
     CODE = "DL103"
-    ACROSS_FILES = WRITTEN_HERE + " An IterableDataset class imported from the project is followed for its clause, naming the class's file and line." + INHERITS
+    ACROSS_FILES = WRITTEN_HERE + " An IterableDataset class imported from the project is followed for its clause, naming the class's file and line." + INHERITS + " An imported factory whose `shuffle` is a parameter, called here with `shuffle=True`, that builds its loader from an IterableDataset class (of its own module or one it imports) is reported at this call, naming the DataLoader's file and line."
     NAME = "rejected-argument-combination"
     MESSAGE = "{detail}"
     TRIGGERS = NEEDS_LOADER
@@ -271,6 +271,16 @@ class RejectedCombination(Rule):
         for call in facts.flow.loader_calls.values():
             for name, detail in cls._problems(call, facts):
                 yield cls.finding(_anchor(call, name), detail=detail)
+        # An imported factory whose `shuffle` is a parameter, called here with shuffle=True, building its
+        # loader from an IterableDataset class (of its module or one it imports): it raises at this call.
+        for call in facts.loaders.foreign_calls:
+            foreign = call.foreign
+            if foreign is None or "shuffle" not in dict(foreign.reads) or not call.args["shuffle"].known_truthy():
+                continue
+            iterables = [f"{d.name} ({d.origin})" for d in foreign.dataset_summaries if d.kind == "iterable"]
+            if iterables:
+                detail = _with_iterable("shuffle", iterables[0])
+                yield cls.finding(call.node, detail=f"{detail} (the DataLoader at {foreign.origin})")
 
     @staticmethod
     def _problems(call: LoaderCall, facts):

@@ -287,7 +287,7 @@ class SingleUseIterableDataset(Rule):
     """
 
     CODE = "DL502"
-    ACROSS_FILES = "An IterableDataset class imported from the project is followed: the loader call of this file is reported, naming `__iter__`'s file and line, unless a loader of the defining module already triggers the rule (it is then reported once, at `__iter__`, there)." + INHERITS
+    ACROSS_FILES = "An IterableDataset class imported from the project is followed: the loader call of this file is reported, naming `__iter__`'s file and line, unless a loader of the defining module already triggers the rule (it is then reported once, at `__iter__`, there)." + INHERITS + " A loader an imported factory builds from such a class (of the factory's module or one it imports) and this file iterates every epoch is reported at the factory's call, unless the factory's module iterates it every epoch itself."
     NAME = "single-use-iterable-dataset"
     MESSAGE = (
         "{klass}.__iter__ returns {what}: the loader on line {loader} ({mode}) gets an empty stream "
@@ -316,3 +316,17 @@ class SingleUseIterableDataset(Rule):
                 if mode is not None:
                     what = f"{dataset.single_use} ({dataset.iter_origin})"
                     yield cls.finding(call.node, klass=dataset.name, what=what, loader=call.node, mode=mode)
+        # A loader an imported factory builds from a dataset class of a third module (or its own), iterated
+        # every epoch here: the factory's module cannot see this loop; reported at the factory's call.
+        for call in facts.loaders.foreign_calls:
+            foreign = call.foreign
+            if foreign is None or foreign.repeated_here:
+                continue
+            for dataset in foreign.dataset_summaries:
+                if dataset.single_use is None or dataset.single_use_reported:
+                    continue
+                mode = _emptied_by(facts, call)
+                if mode is not None:
+                    what = f"{dataset.single_use} ({dataset.iter_origin})"
+                    yield cls.finding(call.node, klass=dataset.name, what=what, loader=call.node, mode=mode)
+                    break
