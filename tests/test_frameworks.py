@@ -29,6 +29,7 @@ def _method(name, repeats):
 
 MUTATIONS = {
     # row: (framework, wrong value)
+    "FRAMEWORK_PACKAGES": ("ignite", frozenset({"lightning"})),
     "LIGHTNING_BASES": ("lightning", frozenset()),
     "LIGHTNING_TRAINERS": ("lightning", frozenset()),
     "LIGHTNING_HOOKS": ("lightning", {**F.LIGHTNING_HOOKS, "test_dataloader": True}),

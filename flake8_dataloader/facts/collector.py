@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -40,6 +40,7 @@ class Collector(cst.CSTVisitor):
         self.functions: Dict[cst.FunctionDef, FunctionInfo] = {}
         self.classes: Dict[cst.ClassDef, ClassInfo] = {}
         self.calls: List[CallRecord] = []
+        self.imported_packages: Set[str] = set()  # the first name of every absolute import
         self.for_loops: List[Tuple[LoopInfo, cst.For, Context]] = []
         self.comprehension_iters: List[Tuple[cst.BaseExpression, Context]] = []
         self.yield_froms: List[Tuple[cst.BaseExpression, Context]] = []
@@ -216,6 +217,7 @@ class Collector(cst.CSTVisitor):
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
             full = _dotted(alias.name)
+            self.imported_packages.add(full.split(".")[0])
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 self.bind(alias.asname.name.value, BindingKind.IMPORT, qualname=full, node=node)
             else:
@@ -224,6 +226,8 @@ class Collector(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         module = _dotted(node.module) if node.module is not None else ""
+        if not node.relative:
+            self.imported_packages.add(module.split(".")[0])
         module = "." * len(node.relative) + module
         if isinstance(node.names, cst.ImportStar):
             self.scope.module.star_imports.append(module)

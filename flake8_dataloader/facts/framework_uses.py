@@ -180,6 +180,13 @@ class FrameworkUses:
         lightning_methods = {m.name: m for m in F.LIGHTNING_METHODS}
         trainers: List[CallRecord] = []
         lightning_calls: List[Tuple[CallRecord, F.FrameworkMethod]] = []
+        if not self.file.collector.imported_packages & F.FRAMEWORK_PACKAGES:
+            for record in self.file.calls:  # no framework imported: an accelerator handed in, at most
+                func = record.node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in F.ACCELERATE_PREPARE:
+                    if self._accelerator(func.value, record.ctx.scope):
+                        self._prepare(record)
+            return
         for record in self.file.calls:
             call, scope = record.node, record.ctx.scope
             func = call.func

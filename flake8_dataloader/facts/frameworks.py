@@ -13,6 +13,10 @@ from __future__ import annotations
 from typing import FrozenSet, Mapping, NamedTuple, Tuple
 
 _LIGHTNING_PACKAGES = ("lightning.pytorch", "lightning", "pytorch_lightning")
+# A file that imports none of these (absolute imports' first names) calls none of their entry points:
+# only its Lightning classes through a project base, and `accelerator.prepare` on a receiver named so,
+# are looked for.
+FRAMEWORK_PACKAGES = frozenset({"lightning", "pytorch_lightning", "transformers", "accelerate", "ignite"})
 
 
 def _spellings(packages: Tuple[str, ...], paths: Tuple[str, ...]) -> FrozenSet[str]:
