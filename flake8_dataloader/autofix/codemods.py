@@ -299,32 +299,21 @@ def guard_by_workers(finding: Finding, ctx: FixContext) -> Outcome:
 def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
     """DL402: add `persistent_workers=True`, or `persistent_workers=<workers> > 0` when the count is unknown here."""
     if isinstance(finding.node, cst.Call) and finding.node in ctx.configs:
-        return _persist_configured_workers(ctx.configs[finding.node])
+        return _add_persistent_workers(ctx.configs[finding.node])  # TrainingArguments(...)
     call = ctx.facts.flow.loader_calls.get(finding.node) if isinstance(finding.node, cst.Call) else None
     if call is None:
         return "the loader is built by a factory function of this file; set persistent_workers there"
     targets = resolve(call.node.func, call.ctx.scope)
     if not targets or not all(target in DEFAULT_LOADER_NAMES for target in targets):
         return "the loader class is not torch's DataLoader or StatefulDataLoader: its signature is not known"
-    if not call.args["persistent_workers"].omitted:
-        return "persistent_workers=False is written explicitly; change it by hand if that was not deliberate"
     single_use = _single_use_dataset(call, ctx)
-    if single_use is not None:
+    if single_use is not None and call.args["persistent_workers"].omitted:
         return f"{single_use}.__iter__ returns an iterator it keeps: with persistent workers later epochs are empty"
-    if call.num_workers.known:
-        value: cst.BaseExpression = cst.Name("True")
-    else:
-        workers = _workers_expr(call)
-        if workers is None:
-            return "num_workers is not a plain name or attribute: write persistent_workers=<workers> > 0 by hand"
-        value = cst.parse_expression(positive(workers))
-    plan = Plan()
-    plan.call(call.node).append.append(keyword_arg(call.node, "persistent_workers", value))
-    return plan
+    return _add_persistent_workers(call)
 
 
-def _persist_configured_workers(call: LoaderCall) -> Outcome:
-    """`TrainingArguments(...)`: add `dataloader_persistent_workers=True` (or `=<workers> > 0`)."""
+def _add_persistent_workers(call: LoaderCall) -> Outcome:
+    """`persistent_workers=True` (`dataloader_persistent_workers` in TrainingArguments), or `=<workers> > 0`."""
     keyword = call.spelled("persistent_workers")
     if not call.args["persistent_workers"].omitted:
         return f"{keyword}=False is written explicitly; change it by hand if that was not deliberate"
