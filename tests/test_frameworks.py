@@ -91,3 +91,10 @@ def test_every_row_of_the_table_is_mutated_here():
         "CONFIG_TRIGGER", "IGNITE_LOADER_TRIGGER", "LIGHTNING_TRIGGER",  # prefilter tokens: tests/test_startup.py
     }
     assert rows - exempt == {row.split(".")[0] for row in MUTATIONS}
+
+
+def test_a_handler_reading_a_parameter_of_its_enclosing_function_makes_that_parameter_iterated(monkeypatch):
+    from flake8_dataloader.facts.iteration import IterationFacts
+
+    monkeypatch.setattr(IterationFacts, "_closure_param", lambda self, expr, func: None)
+    assert ("fw_ignite.py", 83, 17, "DL402") in _differences("ignite")

@@ -282,6 +282,12 @@ class IterationFacts:
             param = self.param_of(event.expr, event.ctx.function)
             if param is not None and event.ctx.function is not None:
                 note(event.ctx.function, param, event_use)
+            elif event.ctx.function in self.frameworks.epoch_handlers:
+                # A handler the framework runs every epoch, reading a parameter of the function it is
+                # defined in (`def run(..., val_loader): @trainer.on(...) def validate(e): ...`).
+                enclosing = self._closure_param(event.expr, event.ctx.function)
+                if enclosing is not None:
+                    note(enclosing[0], enclosing[1], Use.REPEATED)
             method = event.ctx.function
             if method is not None and method.cls is not None:
                 attr = self_attribute(event.expr, method)
@@ -364,6 +370,16 @@ class IterationFacts:
             for site, repeated in inside.get(callee, {}).items():
                 repeated = repeated or self._in_handler(site, record.ctx)
                 self.iterations.append(IterationSite(site, record.node, record.ctx, record.ctx.loops, None, repeated))
+
+    def _closure_param(self, expr: cst.CSTNode, func: FunctionInfo) -> Optional[Tuple[FunctionInfo, str]]:
+        """The enclosing function and parameter a nested function's free name reads."""
+        if not isinstance(expr, cst.Name):
+            return None
+        owner = func.scope.lookup(expr.value)
+        info = owner.info if owner is not None and owner is not func.scope else None
+        if isinstance(info, FunctionInfo) and self.param_of(expr, info) is not None:
+            return info, expr.value
+        return None
 
     def param_of(self, expr: cst.CSTNode, func: Optional[FunctionInfo]) -> Optional[str]:
         """The parameter of ``func`` an expression reads: directly, subscripted, or through a name the

@@ -281,8 +281,9 @@ class PersistentWorkersDisabled(Rule):
     `lightning.pytorch`, `pytorch_lightning`; a same-file base counts) or
     passed to a Lightning `Trainer`'s `fit(...)`, a loader passed to an Ignite
     engine's `run(loader, max_epochs=N)` (N not Known 1; omitted is one
-    pass) or run by a handler of `Events.EPOCH_STARTED`/`EPOCH_COMPLETED`,
-    and a loader accelerate's `prepare()` wraps. Not when every Lightning
+    pass) or run by a handler of `Events.EPOCH_STARTED`/`EPOCH_COMPLETED`
+    (also one the handler reads as a parameter of the function it is defined
+    in), and a loader accelerate's `prepare()` wraps. Not when every Lightning
     `Trainer` of the file has `max_epochs=1`. `TrainingArguments(...)` and
     `Seq2SeqTrainingArguments(...)` configure the loaders the transformers
     Trainer builds: with `dataloader_num_workers` > 0 (or unknown) and no
