@@ -141,7 +141,7 @@ class UnshardedIterableDataset(Rule):
     """
 
     CODE = "DL501"
-    ACROSS_FILES = "An IterableDataset class imported from the project is followed: the loader call of this file is reported, naming the class's file and line (`StreamDataset (data/stream.py:14)`). The defining file reports its own loaders only." + INHERITS
+    ACROSS_FILES = "An IterableDataset class imported from the project is followed: the loader call of this file is reported, naming the class's file and line (`StreamDataset (data/stream.py:14)`). The defining file reports its own loaders only." + INHERITS + " An imported factory whose `worker_init_fn` is a parameter (assumed to shard in its module), called here with one that cannot (or none), that builds a worker-using loader from an unsharded IterableDataset class (of its module or one it imports) is reported at this call."
     NAME = "unsharded-iterable-dataset"
     MESSAGE = (
         "IterableDataset {klass} is not split by get_worker_info(): each worker yields the whole stream "
@@ -163,6 +163,20 @@ class UnshardedIterableDataset(Rule):
             for dataset in facts.loaders.foreign_datasets(call):
                 if dataset.kind == "iterable" and not dataset.shards:
                     yield cls.finding(call.node, klass=f"{dataset.name} ({dataset.origin})", workers=show_workers(call))
+        # An imported factory whose worker_init_fn is a parameter (its module assumes the one passed shards),
+        # called here with one that cannot (or none), building its loader from an unsharded IterableDataset.
+        for call in facts.loaders.foreign_calls:
+            foreign = call.foreign
+            if foreign is None or "worker_init_fn" not in dict(foreign.reads):
+                continue
+            if not _several_workers(facts, call) or _init_fn_can_shard(facts, call):
+                continue
+            for dataset in foreign.dataset_summaries:
+                if dataset.kind == "iterable" and not dataset.shards:
+                    workers = call.num_workers
+                    shown = f"num_workers={workers.value!r}" if workers.known and workers.expr is None else show_workers(call)
+                    yield cls.finding(call.node, klass=f"{dataset.name} ({dataset.origin})", workers=shown)
+                    break
 
 
 def _several_workers(facts, call) -> bool:
