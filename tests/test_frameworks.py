@@ -98,3 +98,15 @@ def test_a_handler_reading_a_parameter_of_its_enclosing_function_makes_that_para
 
     monkeypatch.setattr(IterationFacts, "_closure_param", lambda self, expr, func: None)
     assert ("fw_ignite.py", 83, 17, "DL402") in _differences("ignite")
+
+
+def test_a_hook_return_iterated_by_fit_is_read_in_the_hook_not_where_fit_is_called(monkeypatch):
+    from flake8_dataloader.facts import iteration
+
+    real = iteration._Event.__init__
+
+    def read_at_the_call(self, expr, ctx, node, header, use, repeats=False, scope=None):
+        real(self, expr, ctx, node, header, use, repeats, None)
+
+    monkeypatch.setattr(iteration._Event, "__init__", read_at_the_call)
+    assert ("fw_lightning_one_epoch.py", 33, 0, "DL301") in _differences("lightning")

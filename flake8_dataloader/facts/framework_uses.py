@@ -29,14 +29,14 @@ from .signature import ALL_PARAMETERS
 
 
 class HandedLoader(NamedTuple):
-    """An expression whose loaders a framework iterates at ``node``: every epoch (``repeats``) or once."""
+    """An expression (read in ``scope``) whose loaders a framework iterates at ``node`` (in ``ctx``):
+    every epoch (``repeats``) or once. A hook's return iterated by `fit` is read in the hook."""
 
     expr: cst.BaseExpression
     scope: Scope
     ctx: Context
     node: cst.CSTNode
     repeats: bool
-    sets_epoch: bool
 
 
 class ConfigCall(NamedTuple):
@@ -47,13 +47,17 @@ class ConfigCall(NamedTuple):
     repeats: bool
 
 
-def _argument(call: cst.Call, where: F.LoaderArgument, offset: int = 0) -> Optional[cst.BaseExpression]:
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+def _argument(call: cst.Call, where: F.LoaderArgument) -> Optional[cst.BaseExpression]:
+    """The argument a call passes by that keyword, or at that position (after a `*args`: not known)."""
+    positional: List[cst.BaseExpression] = []
+    starred = False
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == where.keyword:
             return arg.value
-    index = where.position + offset
-    return positional[index] if index < len(positional) else None
+        starred = starred or bool(arg.star)
+        if arg.keyword is None and not starred:
+            positional.append(arg.value)
+    return positional[where.position] if where.position < len(positional) else None
 
 
 def _has_epoch_event(expr: cst.BaseExpression, scope: Scope) -> bool:
@@ -150,8 +154,9 @@ class FrameworkUses:
                     ctx = Context(scope=method.scope, function=method, loops=(), guarded=True, top_statement=None)
                     self._hand(returned, method.scope, ctx, returned, repeats, F.SETS_EPOCH.lightning)
 
-    def _hand(self, expr, scope, ctx, node, repeats, sets_epoch) -> None:
-        self.handed.append(HandedLoader(expr, scope, ctx, node, repeats, sets_epoch))
+    def _hand(self, expr: cst.BaseExpression, scope: Scope, ctx: Context, node: cst.CSTNode, repeats: bool,
+              sets_epoch: bool) -> None:
+        self.handed.append(HandedLoader(expr, scope, ctx, node, repeats))
         if sets_epoch:
             self.epoch_set.append((expr, scope))
 

@@ -28,7 +28,7 @@ from .flow import ValueFlow
 from .framework_uses import FrameworkUses
 from .model import CallRecord, Context, FunctionInfo, IterationSite, LoaderCall, LoaderSite, LoopInfo
 from .loops import repeating_loops
-from .resolve import resolve
+from .resolve import Scope, resolve
 
 
 class Use(IntEnum):
@@ -64,12 +64,14 @@ def foreign_arguments(call: cst.Call, callee: CallableSummary) -> List[Tuple[str
 
 
 class _Event:
-    __slots__ = ("expr", "ctx", "node", "header", "use", "repeats")
+    __slots__ = ("expr", "ctx", "node", "header", "use", "repeats", "scope")
 
     def __init__(self, expr: cst.BaseExpression, ctx: Context, node: cst.CSTNode,
-                 header: Optional[LoopInfo], use: Use, repeats: bool = False) -> None:
+                 header: Optional[LoopInfo], use: Use, repeats: bool = False, scope: Optional[Scope] = None) -> None:
         self.expr, self.ctx, self.node, self.header, self.use = expr, ctx, node, header, use
         self.repeats = repeats  # a framework iterates it every epoch
+        # Where ``expr`` is read: its own context's scope, except for a hook's return iterated at `fit`.
+        self.scope = ctx.scope if scope is None else scope
 
 
 class IterationFacts:
@@ -197,7 +199,7 @@ class IterationFacts:
 
         for handed in self.frameworks.handed:
             level = Use.REPEATED if handed.repeats or self._each_epoch(handed.ctx) else Use.ITERATED
-            events.append(_Event(handed.expr, handed.ctx, handed.node, None, level, handed.repeats))
+            events.append(_Event(handed.expr, handed.ctx, handed.node, None, level, handed.repeats, handed.scope))
             if isinstance(handed.node, cst.Call):
                 consumed.add(handed.node)
 
@@ -275,7 +277,7 @@ class IterationFacts:
         for event in self._events(collector):
             if event.use != Use.PASSED_ON:
                 loops = repeating_loops(event.expr, event.ctx)
-                for site in self.flow.sites_of(event.expr, event.ctx.scope):
+                for site in self.flow.sites_of(event.expr, event.scope):
                     repeated = event.repeats or self._in_handler(site, event.ctx)
                     self.iterations.append(IterationSite(site, event.node, event.ctx, loops, event.header, repeated))
             event_use = Use.REPEATED if self._each_epoch(event.ctx) else event.use
