@@ -210,8 +210,8 @@ class FrameworkUses:
                     lightning_calls.append((record, lightning_methods[name]))
                 elif name in F.ACCELERATE_PREPARE and self._accelerator(func.value, scope):
                     self._prepare(record)
-                elif name == F.IGNITE_RUN.name and self._instance_of(func.value, scope, F.IGNITE_ENGINES):
-                    self._ignite_run(record, func.value)
+                elif name == F.IGNITE_RUN.name and (engines := self._instance_of(func.value, scope, F.IGNITE_ENGINES)):
+                    self._ignite_run(record, engines)
                 elif name == F.IGNITE_REGISTER_CALL and call.args and _has_epoch_event(call.args[0].value, scope):
                     if len(call.args) > 1:
                         self._epoch_handler(func.value, call.args[1].value, scope)
@@ -238,9 +238,9 @@ class FrameworkUses:
         return name is not None and F.ACCELERATOR_HINT in name.lower()
 
     def _prepare(self, record: CallRecord) -> None:
-        for arg in record.node.args:
-            if arg.keyword is None and not arg.star and F.SETS_EPOCH.accelerate:
-                self.epoch_set.append((arg.value, record.ctx.scope))
+        if F.SETS_EPOCH.accelerate:
+            self.epoch_set.extend((arg.value, record.ctx.scope) for arg in record.node.args
+                                  if arg.keyword is None and not arg.star)
         # In a loop that repeats the loader (not one over a list of loaders) and did not build it.
         if any(
             loop not in site.ctx.loops
@@ -251,7 +251,7 @@ class FrameworkUses:
             self.prepared_in_loops.append(record)
 
     # -- Ignite ------------------------------------------------------------------
-    def _ignite_run(self, record: CallRecord, engine: cst.BaseExpression) -> None:
+    def _ignite_run(self, record: CallRecord, engines: List[cst.Call]) -> None:
         """`engine.run(data, max_epochs)`: several passes unless max_epochs is omitted or Known 1."""
         call, ctx = record.node, record.ctx
         data = _argument(call, F.IGNITE_RUN.loaders[0])
@@ -262,7 +262,7 @@ class FrameworkUses:
         repeats = not (isinstance(state, Known) and state.value == 1)
         self._hand(data, ctx.scope, ctx, call, repeats, F.SETS_EPOCH.ignite)
         if repeats:
-            self._repeating_engines.update(self._instance_of(engine, ctx.scope, F.IGNITE_ENGINES))
+            self._repeating_engines.update(engines)
 
     def _epoch_handler(self, engine: cst.BaseExpression, handler: cst.BaseExpression, scope: Scope) -> None:
         for function in self.graph.functions_of(handler, scope):
@@ -286,7 +286,7 @@ class FrameworkUses:
             keyword = spec.keywords.get(name)
             given = bound[keyword] if keyword is not None else None
             if keyword is None or given is None or (given.expr is None and given.state == NO_DEFAULT):
-                args[name] = Argument(name, OMITTED)
+                args[name] = Argument(name, OMITTED)  # not a setting of the loaders, or not given
             else:
                 args[name] = Argument(name, given.state, given.expr, anchors.get(keyword), given.expr is None)
         epochs = bound[spec.epochs].state

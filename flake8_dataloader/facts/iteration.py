@@ -254,8 +254,7 @@ class IterationFacts:
     def _inherited_init(self, record: CallRecord) -> Optional[CallableSummary]:
         """A class of this file with no `__init__` of its own (nor in a same-file base) is built by the
         `__init__` of the imported class it derives from: that class's summary says what it does."""
-        targets = resolve(record.node.func, record.ctx.scope)
-        cls = self.file.class_of_def(next(iter(targets))) if len(targets) == 1 else None
+        cls = self.file.instance_class(record.node, record.ctx.scope)
         if cls is None or self.file.imports is None or self.file.method(cls, "__init__") is not None:
             return None
         for target in sorted(t for t in self.file.class_targets(cls) if isinstance(t, str)):

@@ -15,7 +15,7 @@ from .classes import ClassFacts
 from .flow import ANY, OBJECT_FLOW, Key, Path, ValueFlow, constant_key
 from .binding import Bound, Conditions, Signature, bind, conditions_of, reads_parameter, signature_of, taken
 from .model import OMITTED, Argument, Context, FunctionInfo, LoaderCall, LoaderSite, Unknown
-from .resolve import Scope, evaluate, resolve
+from .resolve import Scope, Target, evaluate, resolve
 from .signature import ALL_PARAMETERS, POSITIONAL
 
 # A factory returning another factory's result is found in the second round.
@@ -195,20 +195,23 @@ class LoaderFacts:
             names |= self.flow.names_of(site.node)
         return names
 
-    def dataset_classes(self, call: LoaderCall) -> Set[ClassInfo]:
-        """The same-file classes a loader's dataset may be an instance of, through the value flow
-        (a factory that returns the dataset, a tuple it comes in, a parameter, an if/else)."""
+    def dataset_constructors(self, call: LoaderCall) -> List[Target]:
+        """What each construction a loader's dataset may be calls, when that is one thing (a class of
+        this file, a dotted name), through the value flow (a factory that returns the dataset, a tuple
+        it comes in, a parameter, an if/else)."""
         dataset = call.args["dataset"].expr
-        if dataset is None:
-            return set()
-        out: Set[ClassInfo] = set()
-        for value in self.flow.values(dataset, call.ctx.scope, (), OBJECT_FLOW):
+        out: List[Target] = []
+        for value in self.flow.values(dataset, call.ctx.scope, (), OBJECT_FLOW) if dataset is not None else ():
             if not value.path and isinstance(value.node, cst.Call):
                 targets = resolve(value.node.func, value.scope)
-                cls = self.file.class_of_def(next(iter(targets))) if len(targets) == 1 else None
-                if cls is not None:
-                    out.add(cls)
+                if len(targets) == 1:
+                    out.append(next(iter(targets)))
         return out
+
+    def dataset_classes(self, call: LoaderCall) -> Set[ClassInfo]:
+        """The same-file classes a loader's dataset may be an instance of."""
+        classes = (self.file.class_of_def(target) for target in self.dataset_constructors(call))
+        return {cls for cls in classes if cls is not None}
 
     def foreign_datasets(self, call: LoaderCall) -> List[DatasetSummary]:
         """The dataset classes of other project modules a loader's dataset may be an instance of
@@ -218,24 +221,21 @@ class LoaderFacts:
             return []
         cached = self._foreign_datasets.get(call)
         if cached is None:
-            cached = self._foreign_datasets[call] = self._find_foreign_datasets(call, dataset)
+            cached = self._foreign_datasets[call] = self._find_foreign_datasets(call)
         return cached
 
-    def _find_foreign_datasets(self, call: LoaderCall, dataset: cst.BaseExpression) -> List[DatasetSummary]:
+    def _find_foreign_datasets(self, call: LoaderCall) -> List[DatasetSummary]:
         imports = self.file.imports
         assert imports is not None
         out: List[DatasetSummary] = []
-        for value in self.flow.values(dataset, call.ctx.scope, (), OBJECT_FLOW):
-            if not value.path and isinstance(value.node, cst.Call):
-                targets = resolve(value.node.func, value.scope)
-                target = next(iter(targets)) if len(targets) == 1 else None
-                cls = self.file.class_of_def(target)
-                if cls is not None:  # a class of this file: what it inherits from an imported dataset class
-                    found = inherited_dataset(self.file, self.graph, cls)
-                else:
-                    found = imports.dataset(target) if isinstance(target, str) else None
-                if found is not None and found not in out:
-                    out.append(found)
+        for target in self.dataset_constructors(call):
+            cls = self.file.class_of_def(target)
+            if cls is not None:  # a class of this file: what it inherits from an imported dataset class
+                found = inherited_dataset(self.file, self.graph, cls)
+            else:
+                found = imports.dataset(target) if isinstance(target, str) else None
+            if found is not None and found not in out:
+                out.append(found)
         return out
 
     def loaders_using(self, cls: ClassInfo) -> List[LoaderCall]:

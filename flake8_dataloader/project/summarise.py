@@ -25,8 +25,6 @@ from ..rules.dl5_correctness import SingleUseIterableDataset, reads_worker_info,
 from ..rules.dl6_resources import containers_indexed, cuda_in_reads
 from ..facts.samplers import loader_samplers, set_epoch_reaches
 from ..facts.classes import self_attribute
-from ..facts.flow import OBJECT_FLOW
-from ..facts.resolve import resolve
 from ..settings import Settings
 from .lines import CallLines, first_line, method_line, top_level
 
@@ -163,14 +161,9 @@ def _loader(facts: FileFacts, call: LoaderCall, origin, factory: FunctionInfo,
 
 def _dataset_names(facts: FileFacts, call: LoaderCall) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     """The classes a loader's dataset is built from: imported (dotted names) or of this module."""
-    dataset = call.args["dataset"].expr
     imported: Set[str] = set()
     own: Set[str] = set()
-    for value in facts.flow.values(dataset, call.ctx.scope, (), OBJECT_FLOW) if dataset is not None else ():
-        if value.path or not isinstance(value.node, cst.Call):
-            continue
-        targets = resolve(value.node.func, value.scope)
-        target = next(iter(targets)) if len(targets) == 1 else None
+    for target in facts.loaders.dataset_constructors(call):
         cls = facts.file.class_of_def(target)
         if cls is not None and cls.scope.parent is facts.file.module_scope:
             own.add(cls.name)

@@ -105,8 +105,8 @@ def show(argument) -> str:
     """How an argument is written, for messages: `0`, `NW (= 0)`, `args.workers`."""
     if argument.omitted:
         return "omitted"
-    if argument.expr is None:
-        return f"unknown ({argument.state.why})"
+    if argument.expr is None:  # from a splat, or read from another module's summary
+        return repr(argument.state.value) if argument.known else f"unknown ({argument.state.why})"
     text = source_of(argument.expr)
     if argument.known and text != repr(argument.state.value) and text not in ("True", "False", "None"):
         return f"{text} (= {argument.state.value!r})"

@@ -173,9 +173,7 @@ class UnshardedIterableDataset(Rule):
                 continue
             for dataset in foreign.dataset_summaries:
                 if dataset.kind == "iterable" and not dataset.shards:
-                    workers = call.num_workers
-                    shown = f"num_workers={workers.value!r}" if workers.known and workers.expr is None else show_workers(call)
-                    yield cls.finding(call.node, klass=f"{dataset.name} ({dataset.origin})", workers=shown)
+                    yield cls.finding(call.node, klass=f"{dataset.name} ({dataset.origin})", workers=show_workers(call))
                     break
 
 
