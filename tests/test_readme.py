@@ -12,6 +12,8 @@ from runtime_checks.__main__ import parse_args
 from .conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The user pages the README links to: their commands must work as written too.
+PAGES = [README] + [path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").glob("*.md"))]
 
 
 def bash_blocks(text):
@@ -19,9 +21,9 @@ def bash_blocks(text):
 
 
 def commands(prefix):
-    """Every README line that starts with ``prefix``, its trailing comment dropped."""
+    """Every README or docs page line that starts with ``prefix``, its trailing comment dropped."""
     found = []
-    for block in bash_blocks(README):
+    for block in (block for page in PAGES for block in bash_blocks(page)):
         for line in block.splitlines():
             if line.startswith(prefix):
                 found.append(shlex.split(line, comments=True))
