@@ -111,3 +111,19 @@ def test_every_runtime_checks_command_in_the_readme_parses(argv):
 def test_the_version_command():
     result = subprocess.run([sys.executable, "-m", "flake8_dataloader", "--version"], capture_output=True, text=True)
     assert (result.returncode, result.stdout) == (0, "flake8-dataloader 0.1.0\n")
+
+
+def heading_anchors(text):
+    """GitHub's anchors for a page's headings: lower case, punctuation dropped, spaces to dashes."""
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#+ (.+)$", text, re.M)}
+
+
+def test_the_readmes_links_resolve_and_it_stays_short():
+    assert len(README.splitlines()) < 300
+    links = re.findall(r"\]\(((?:docs|fixtures)/[^)#]*)(?:#([^)]*))?\)", README)
+    assert len(links) > 30
+    for target, anchor in links:
+        assert (ROOT / target).exists(), target
+        if anchor:
+            assert anchor in heading_anchors((ROOT / target).read_text(encoding="utf-8")), (target, anchor)
