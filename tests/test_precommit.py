@@ -1,11 +1,14 @@
-"""The pre-commit hooks for real: `pre-commit try-repo` of this checkout in a throwaway git repository.
+"""The README's pre-commit snippet for real, in a throwaway git repository.
 
-pre-commit installs this repository into an environment of its own (from the
-package registry, ~15 s), so this test is marked `precommit`; it is not `slow`
-and CI runs it.
+The snippet is read from the README; only its placeholders are replaced: the repository
+is a git repository holding this working tree (as a user's clone or host would), and
+`rev` is its commit id. pre-commit clones it and installs it into an environment of its
+own (from the package registry, ~30 s), so this test is marked `precommit`; it is not
+`slow` and CI runs it.
 """
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -13,17 +16,33 @@ import pytest
 
 from .conftest import ROOT
 
-BAD = (
-    "from torch.utils.data import DataLoader\n"
+CLEAN = (
+    "import random\n"
+    "\n"
+    "from torch.utils.data import DataLoader, Dataset\n"
+    "\n"
+    "\n"
+    "class Noisy(Dataset):\n"
+    "    def __init__(self, n):\n"
+    "        self.n = n\n"
+    "\n"
+    "    def __len__(self):\n"
+    "        return self.n\n"
+    "\n"
+    "    def __getitem__(self, i):\n"
+    "        return i + random.random()\n"
     "\n"
     "\n"
     "def train(dataset):\n"
-    "    loader = DataLoader(dataset, batch_size=4, persistent_workers=True)\n"
+    "    loader = DataLoader(dataset, batch_size=4)\n"
     "    return loader\n"
 )
-FINDING = (
-    "train.py:5:48: DL101 persistent_workers=True with num_workers omitted (defaults to 0) raises ValueError; "
-    "drop persistent_workers or set num_workers > 0"
+# DL101 (the fix hook removes it) and DL201 (no fix: the lint hook reports it).
+BAD = CLEAN.replace("        self.n = n\n", "        self.n = n\n        self.rng = random.Random(0)\n").replace(
+    "i + random.random()", "i + self.rng.random()").replace("batch_size=4)", "batch_size=4, persistent_workers=True)")
+LEFT = (
+    "train.py:9:20: DL201 self.rng of Noisy is copied into every worker with the same state (workers draw "
+    "identical numbers); reseed it per worker from get_worker_info().seed"
 )
 IDENTITY = {
     "GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
@@ -35,34 +54,63 @@ def have_tools() -> bool:
     return shutil.which("git") is not None and shutil.which("pre-commit") is not None
 
 
+def readme_snippet() -> str:
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## pre-commit\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```yaml\n(.*?)```", section, re.S)[0]
+
+
+def publish_working_tree(upstream, env) -> str:
+    """A git repository holding this working tree, committed; its commit id."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():  # a tracked file deleted in the working tree is not published
+            (upstream / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, upstream / name)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
+        subprocess.run(["git", *args], cwd=upstream, env=env, check=True)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=upstream, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 @pytest.mark.precommit
 @pytest.mark.skipif(not have_tools() and not os.environ.get("CI"), reason="needs git and pre-commit (CI has both)")
-def test_lint_hook_reports_and_fix_hook_rewrites(tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
+def test_the_readmes_snippet_fixes_then_lints(tmp_path):
     env = {**os.environ, **IDENTITY, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    upstream, project = tmp_path / "upstream", tmp_path / "project"
+    upstream.mkdir()
+    project.mkdir()
+    sha = publish_working_tree(upstream, env)
+    snippet = readme_snippet()
+    assert "<repository-url>" in snippet and "<commit-sha>" in snippet
+    config = snippet.replace("<repository-url>", str(upstream)).replace("<commit-sha>", sha)
 
     def run(*args):
         return subprocess.run(args, cwd=project, env=env, capture_output=True, text=True, timeout=300)
 
     assert run("git", "init", "-q").returncode == 0
+    (project / ".pre-commit-config.yaml").write_text(config)
     (project / "train.py").write_text(BAD)
     (project / "notes.txt").write_text("DataLoader(persistent_workers=True)\n")  # not Python: not linted
-    assert run("git", "add", "train.py", "notes.txt").returncode == 0
+    assert run("git", "add", "-A").returncode == 0
 
-    both = run("pre-commit", "try-repo", str(ROOT), "--all-files")
-    assert both.returncode == 1, both.stdout + both.stderr
-    lint_part, fix_part = both.stdout.split("- hook id: flake8-dataloader-fix")
-    assert "- hook id: flake8-dataloader\n" in lint_part
-    assert FINDING in lint_part.splitlines()
-    assert "notes.txt" not in both.stdout
+    first = run("pre-commit", "run", "--all-files")
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "mutable reference" not in first.stdout + first.stderr  # a commit id is what pre-commit asks for
+    fix_part, lint_part = first.stdout.split("- hook id: flake8-dataloader\n")
+    assert "- hook id: flake8-dataloader-fix" in fix_part
     assert "files were modified by this hook" in fix_part
     assert "train.py: fixed DL101 x1" in fix_part
+    # The fix hook runs first: the lint hook sees the fixed file and reports what no fix covers.
+    assert [line for line in lint_part.splitlines() if ": DL" in line] == [LEFT]
+    assert "notes.txt" not in first.stdout
     assert (project / "train.py").read_text() == BAD.replace(", persistent_workers=True)", ")")
 
-    lint_again = run("pre-commit", "try-repo", str(ROOT), "flake8-dataloader", "--all-files")
-    assert lint_again.returncode == 0, lint_again.stdout + lint_again.stderr
-    assert "Passed" in lint_again.stdout
+    (project / "train.py").write_text(CLEAN)
+    second = run("pre-commit", "run", "--all-files")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert second.stdout.count("Passed") == 2
 
 
 def test_the_lint_hook_selects_every_default_rule_and_no_opt_in_one():
@@ -70,7 +118,7 @@ def test_the_lint_hook_selects_every_default_rule_and_no_opt_in_one():
     from flake8_dataloader.manifest import CODES, DEFAULT_OFF
 
     hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
-    entry = next(line for line in hooks.splitlines() if line.strip().startswith("entry: flake8"))
+    entry = next(line for line in hooks.splitlines() if line.strip().startswith("entry: flake8 "))
     selected = [item for item in entry.split("--select=")[1].split()[0].split(",") if item.startswith("DL")]
     chosen = {code for code in CODES if any(code.startswith(prefix) for prefix in selected)}
     assert chosen == set(CODES) - set(DEFAULT_OFF)

@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
+from flake8_dataloader.manifest import CODES
 from runtime_checks.__main__ import parse_args
 
 from .conftest import ROOT
-
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+from .recipes import CONSOLE, README, command_lines, dl_only_invocation, make_project, run_shell
 # The user pages the README links to: their commands must work as written too.
 PAGES = [README] + [path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").glob("*.md"))]
 
@@ -37,7 +37,10 @@ def newcomer_commands():
 
 def test_the_two_newcomer_commands():
     lint, tests = newcomer_commands()
-    assert lint == "python -m pip install -e . && python -m flake8 --isolated --select=DL fixtures/"
+    # The DL-only invocation: a newcomer sees the findings of the rules that are on by default.
+    assert lint == (
+        "python -m pip install -e . && python -m flake8 --isolated --select=DL1,DL2,DL3,DL40,DL5,DL60,E9 fixtures/")
+    assert lint.split(" && ")[1].replace("python -m flake8 --isolated", "flake8").startswith(dl_only_invocation() + " ")
     assert tests.startswith("python -m pip install torch==2.13.0 ") and tests.endswith(" && python -m pytest -q")
 
 
@@ -55,6 +58,49 @@ def test_the_newcomer_lint_command_shows_findings():
     assert result.returncode == 1, result.stderr
     codes = {line.split()[1] for line in result.stdout.splitlines()}
     assert {"DL101", "DL201", "DL301", "DL402", "DL502"} <= codes
+    assert not codes & {"DL410", "DL620"}, "the opt-in rules stay off"
+
+
+def test_the_example_at_the_top_is_what_flake8_prints():
+    example = re.findall(r"```\n(.*?)```", README, re.S)[0].splitlines()
+    assert example[0].startswith("$ flake8 ")
+    result = run_shell(example[0][2:], ROOT)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines() == example[1:]
+
+
+CONSOLE_COMMANDS = command_lines(README, "flake8-dataloader")
+
+
+def test_the_readme_shows_every_command_of_the_console_script():
+    shown = {shlex.split(line, comments=True)[1] for line in CONSOLE_COMMANDS}
+    assert shown == {"--help", "rule", "fix"}  # `docs` is for maintainers: docs/development.md
+
+
+@pytest.mark.parametrize("line", CONSOLE_COMMANDS)
+def test_every_console_command_in_the_readme_runs(line, tmp_path):
+    project = make_project(tmp_path)
+    before = (project / "src" / "train.py").read_text()
+    result = run_shell(line, project)
+    assert "Traceback" not in result.stderr, result.stderr
+    words = shlex.split(line, comments=True)
+    if words[1] == "fix":
+        # 0 or 1 as findings remain (docs/fix.md); 2 would be a usage error.
+        assert result.returncode in (0, 1), result.stderr
+        changed = (project / "src" / "train.py").read_text() != before
+        assert changed == ("--diff" not in words), result.stdout
+        if "--diff" in words:
+            assert result.stdout.startswith("--- "), result.stdout
+        return
+    assert result.returncode == 0, result.stderr
+    if words[1:] == ["rule", "DL402"]:
+        assert result.stdout.startswith("# DL402: persistent-workers-disabled\n")
+    if words[1:] == ["rule", "--all"]:
+        assert len(result.stdout.splitlines()) == len(CODES)
+
+
+def test_the_console_script_is_installed():
+    assert CONSOLE.is_file(), "pip install -e . installs the flake8-dataloader command"
 
 
 @pytest.mark.parametrize("argv", commands("python -m runtime_checks"), ids=lambda argv: " ".join(argv[3:]) or "-")
@@ -65,3 +111,19 @@ def test_every_runtime_checks_command_in_the_readme_parses(argv):
 def test_the_version_command():
     result = subprocess.run([sys.executable, "-m", "flake8_dataloader", "--version"], capture_output=True, text=True)
     assert (result.returncode, result.stdout) == (0, "flake8-dataloader 0.1.0\n")
+
+
+def heading_anchors(text):
+    """GitHub's anchors for a page's headings: lower case, punctuation dropped, spaces to dashes."""
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#+ (.+)$", text, re.M)}
+
+
+def test_the_readmes_links_resolve_and_it_stays_short():
+    assert len(README.splitlines()) < 300
+    links = re.findall(r"\]\(((?:docs|fixtures)/[^)#]*)(?:#([^)]*))?\)", README)
+    assert len(links) > 30
+    for target, anchor in links:
+        assert (ROOT / target).exists(), target
+        if anchor:
+            assert anchor in heading_anchors((ROOT / target).read_text(encoding="utf-8")), (target, anchor)
