@@ -226,6 +226,7 @@ def _probe(args) -> Dict:
 
     out = {"status": "ok", "cuda": bool(torch.cuda.is_available())}
     try:
+        warnings.simplefilter("ignore")  # the scenario that builds it again reports torch's advice
         if args.dataset:
             build_dataset(args.dataset)
         if args.loader:

@@ -56,8 +56,8 @@ def cpus(workers: int, usable: int) -> Dict:
     text = f"num_workers={workers}, CPUs this process may use: {usable}"
     if workers <= usable:
         return _check("CPUs", OK, text, workers=workers, usable_cpus=usable)
-    return _check("CPUs", WARNING, text + f": {workers} workers share {usable} CPUs with the training process; "
-                  f"use at most {max(usable - 1, 1)}", workers=workers, usable_cpus=usable)
+    return _check("CPUs", WARNING, text + f": {workers} workers take turns on {usable} CPUs with the training "
+                  f"process; use at most {usable}", workers=workers, usable_cpus=usable)
 
 
 def open_files(strategy: str, soft_limit: int, in_flight: int) -> Dict:

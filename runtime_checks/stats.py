@@ -38,7 +38,9 @@ def ratio(a: float, b: float) -> float:
 
 
 def measurable(a: Dict[str, float], b: Dict[str, float]) -> bool:
-    """Two summaries differ measurably when their IQRs do not overlap."""
+    """Two summaries differ measurably when their IQRs do not overlap (one value each shows no spread)."""
+    if a["n"] < 2 or b["n"] < 2:
+        return False
     return a["q3"] < b["q1"] or b["q3"] < a["q1"]
 
 

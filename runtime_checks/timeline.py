@@ -93,9 +93,11 @@ def draw(axis, name: str, timeline: Dict, top: float) -> None:
     """One configuration's heartbeat on ``axis``: waits per batch, epoch starts, GPU busy when sampled."""
     from .report import seconds_label
 
-    times = [t for t, _ in timeline["batches"]]
+    # Each wait as a bar over the interval it lasted (it ends when the batch arrives), as high as it is long.
+    starts = [t - w for t, w in timeline["batches"]]
     waits = [w for _, w in timeline["batches"]]
-    axis.vlines(times, 0, waits, color="tab:red", linewidth=1.2, label="waiting for data, per batch")
+    axis.bar(starts, waits, width=waits, align="edge", color="tab:red", alpha=0.6, edgecolor="tab:red",
+             linewidth=0.8, label="waiting for data, per batch")
     for start in timeline["epoch_starts"]:
         axis.axvline(start, color="grey", linestyle=":", linewidth=0.8)
     axis.set_ylim(0, top * 1.1 if top > 0 else 1)
