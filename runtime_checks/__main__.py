@@ -138,6 +138,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             return EXIT_USAGE
     from .measure import run_forked
     from .scenarios import Options, Scenario, registry
+    from .report import STATUS_MARK
     from .scenarios.common import progress_printed
 
     scenarios = registry()
@@ -204,7 +205,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             results.append(result)
             # After progress lines the status gets a line of its own, naming the scenario again.
             lead = f"{head}:" if progress_printed() else ""
-            print(f"{lead} {result['status']} ({result['seconds']:.1f} s)", file=sys.stderr)
+            print(f"{lead} {STATUS_MARK.get(result['status'], result['status'])} ({result['seconds']:.1f} s)",
+                  file=sys.stderr)
             for warned in result.get("warnings", []):
                 print(f"  {scenario.name}: {_warning_line(warned)}", file=sys.stderr)
     except KeyboardInterrupt:

@@ -6,7 +6,11 @@ import json
 import textwrap
 from typing import Dict, List
 
-from .stats import NO_DIFFERENCE
+from .stats import NO_DIFFERENCE, TOO_FEW
+
+
+def metrics_epochs(result: Dict) -> int:
+    return int(result["metrics"].get("epochs", 3))
 
 STATUS_MARK = {"ok": "ok", "failed": "FAILED", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "skipped",
                "needs-cuda": "needs CUDA", "needs-package": "needs package", "not-reproduced": "not reproduced"}
@@ -50,6 +54,8 @@ def timing_table(result: Dict) -> str:
     measured = result["metrics"].get("measurable", {})
     for name, value in result["metrics"]["ratios"].items():
         shown = f"{value:.1f}x" if measured.get(name, True) else f"{NO_DIFFERENCE} (IQRs overlap)"
+        if metrics_epochs(result) < 3:
+            shown = TOO_FEW
         lines.append(f"  {name}: {shown}")
     lines.append("  * noisy: IQR above 10% of the median")
     return "\n".join(lines)

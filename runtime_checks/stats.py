@@ -7,6 +7,7 @@ from typing import Dict, Sequence
 
 NOISY_IQR_RATIO = 0.10
 NO_DIFFERENCE = "no measurable difference"
+TOO_FEW = "too few epochs to compare (use --epochs 3 or more)"
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -46,6 +47,8 @@ def measurable(a: Dict[str, float], b: Dict[str, float]) -> bool:
 
 def compare(a: Dict[str, float], b: Dict[str, float]) -> str:
     """'12.3x' (a over b) when the IQRs do not overlap, else 'no measurable difference'."""
+    if a["n"] < 2 or b["n"] < 2:
+        return TOO_FEW
     if not measurable(a, b):
         return NO_DIFFERENCE
     return f"{ratio(a['median'], b['median']):.1f}x"

@@ -12,7 +12,7 @@ import torch
 from torch.utils.data import DataLoader, DistributedSampler
 
 from ..measure import Clock
-from ..stats import compare, measurable, ratio, summarize
+from ..stats import TOO_FEW, compare, measurable, ratio, summarize
 from ..timeline import Recorder, Sampler, gpu_busy_reader
 from ..workloads import EpochTagged, Tensors, heavy_worker_init
 from . import Options, Scenario
@@ -130,7 +130,7 @@ def timing(opts: Options) -> dict:
         + ", ".join(f"{c} {summary[c]['epoch_s']['median']:.3f} s" for c in CONFIGS)
     )
     slower = measured[headline] and ratios[headline] > 1
-    if not slower:
+    if not slower and shown != TOO_FEW:
         text = "persistent workers were not measurably faster in this run; " + text
     return {
         "status": "ok" if slower else NOT_REPRODUCED,

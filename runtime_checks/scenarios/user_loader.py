@@ -17,7 +17,7 @@ from torch.utils.data import DataLoader, IterableDataset
 
 from ..machine_checks import checks, shm_used
 from ..measure import Clock
-from ..stats import measurable, summarize
+from ..stats import compare, measurable, summarize
 from ..timeline import Recorder, Sampler, gpu_busy_reader
 from . import Options, Scenario
 from .common import NOT_REPRODUCED, progress
@@ -200,7 +200,8 @@ def _result(opts: Options, loader: DataLoader, per_epoch: Dict, timelines: Dict,
                 f"persistent workers {verb} {_duration(total)} over {opts.run_epochs} epochs")
         status = "ok"
     else:
-        text = f"{loader.num_workers} workers: no measurable difference per epoch ({first})"
+        verdict = compare(summary[fresh]["epoch_s"], summary[kept]["epoch_s"])
+        text = f"{loader.num_workers} workers: {verdict} per epoch ({first})"
         status = NOT_REPRODUCED
     machine = checks(loader, peak, shape["bytes"], shape["tensors"], opts.shm_path)
     warnings = [c for c in machine if c["level"] != "ok"]
