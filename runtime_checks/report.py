@@ -12,6 +12,7 @@ from .stats import NO_DIFFERENCE, TOO_FEW
 def metrics_epochs(result: Dict) -> int:
     return int(result["metrics"].get("epochs", 3))
 
+
 STATUS_MARK = {"ok": "ok", "failed": "FAILED", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "skipped",
                "needs-cuda": "needs CUDA", "needs-package": "needs package", "not-reproduced": "not reproduced"}
 

@@ -69,12 +69,16 @@ class Recorder:
         self.origin = origin
         self.batches: List[List[float]] = []
         self.epoch_starts: List[float] = []
+        self.epoch_ends: List[List[float]] = []  # the last next(): workers shut down when not persistent
 
     def epoch(self, at: float) -> None:
         self.epoch_starts.append(round(at - self.origin, 4))
 
     def batch(self, at: float, wait: float) -> None:
         self.batches.append([round(at - self.origin, 4), round(wait, 6)])
+
+    def end(self, at: float, wait: float) -> None:
+        self.epoch_ends.append([round(at - self.origin, 4), round(wait, 6)])
 
     def as_dict(self, gpu: Optional[Sampler] = None) -> Dict:
         """Times from the first epoch's start (what came before it, building a model, is not the loader's)."""
@@ -83,7 +87,8 @@ class Recorder:
         def shift(pairs: List[List[float]]) -> List[List[float]]:
             return [[round(t - zero, 4), value] for t, value in pairs if t >= zero]
 
-        out: Dict = {"batches": shift(self.batches), "epoch_starts": [round(t - zero, 4) for t in self.epoch_starts]}
+        out: Dict = {"batches": shift(self.batches), "epoch_starts": [round(t - zero, 4) for t in self.epoch_starts],
+                     "epoch_ends": shift(self.epoch_ends)}
         if gpu is not None:
             out["gpu_busy"] = shift(gpu.samples)
         return out
@@ -98,6 +103,10 @@ def draw(axis, name: str, timeline: Dict, top: float) -> None:
     waits = [w for _, w in timeline["batches"]]
     axis.bar(starts, waits, width=waits, align="edge", color="tab:red", alpha=0.6, edgecolor="tab:red",
              linewidth=0.8, label="waiting for data, per batch")
+    ends = timeline.get("epoch_ends", [])
+    if ends:
+        axis.bar([t - w for t, w in ends], [w for _, w in ends], width=[w for _, w in ends], align="edge",
+                 color="tab:grey", alpha=0.5, label="epoch end (fresh workers shut down)")
     for start in timeline["epoch_starts"]:
         axis.axvline(start, color="grey", linestyle=":", linewidth=0.8)
     axis.set_ylim(0, top * 1.1 if top > 0 else 1)

@@ -79,7 +79,8 @@ def test_the_users_loader_is_timed_with_its_collate_sampler_and_set_epoch_fork()
     assert (metrics["tensors_per_batch"], metrics["batch_bytes"]) == (2, 8 * 3 * 8 * 8 * 4 + 8 * 8)
     assert [c["check"] for c in metrics["machine_checks"]] == ["shared memory", "CPUs", "open files", "start method"]
     timelines = metrics["timeline"]
-    assert all(len(t["batches"]) == 24 and len(t["epoch_starts"]) == 3 for t in timelines.values())
+    assert all(len(t["batches"]) == 24 and len(t["epoch_starts"]) == 3 and len(t["epoch_ends"]) == 3
+               for t in timelines.values())
     if result["status"] == "ok":
         saving = metrics["saving_per_epoch_s"]
         assert saving > 0 and "persistent workers would save" in result["summary"] and "over 50 epochs" in \
@@ -117,8 +118,8 @@ def test_the_command_line_prints_progress_then_the_status_and_the_checks_after_t
     table, checks = result.stdout.split("\n\n")
     assert table.splitlines()[0].split() == ["rules", "scenario", "status", "time", "result"]
     assert checks.splitlines()[0].startswith(f"your loader {FORK} (2 workers, start method fork")
-    assert [line.split(":")[0].split()[-1] for line in checks.splitlines()[-4:]] == ["memory", "CPUs", "files",
-                                                                                      "method"]
+    names = [line.split(":")[0].split()[-1] for line in checks.splitlines()[-4:]]
+    assert names == ["memory", "CPUs", "files", "method"]
 
 
 def test_with_json_to_stdout_there_are_no_progress_lines():
@@ -231,14 +232,16 @@ def test_the_recorder_counts_from_the_first_epoch():
     recorder.batch(17.0, 2.0)
     recorder.epoch(18.0)
     recorder.batch(18.5, 0.5)
+    recorder.end(19.0, 0.25)
     gpu = timeline.Sampler(lambda: 0.0, origin=10.0)
     gpu.samples = [[4.0, 0.0], [5.5, 0.0], [7.5, 100.0]]
     assert recorder.as_dict(gpu) == {"batches": [[2.0, 2.0], [3.5, 0.5]], "epoch_starts": [0.0, 3.0],
-                                     "gpu_busy": [[0.5, 0.0], [2.5, 100.0]]}
+                                     "epoch_ends": [[4.0, 0.25]], "gpu_busy": [[0.5, 0.0], [2.5, 100.0]]}
 
 
 RECORDED = {  # a rebuilt loader waits 2 s at each epoch start; the persistent one once; GPU busy from NVML
     "rebuilt every epoch": {"batches": [[2.0, 2.0], [2.2, 0.01], [4.4, 2.0], [4.6, 0.01]], "epoch_starts": [0, 2.4],
+                            "epoch_ends": [[2.4, 0.1], [4.8, 0.1]],
                             "gpu_busy": [[0.0, 0], [2.0, 95], [2.4, 0], [4.4, 95], [4.8, 0]]},
     "built once, persistent": {"batches": [[2.0, 2.0], [2.2, 0.01], [2.4, 0.01], [2.6, 0.01]],
                                "epoch_starts": [0, 2.3], "gpu_busy": [[0.0, 0], [2.0, 95], [2.8, 0]]},
@@ -254,11 +257,12 @@ def test_the_timeline_is_drawn_from_recorded_samples(tmp_path):
 
     figure, rows = plt.subplots(2, 1, sharex=True)
     timeline.draw_timelines(list(rows), RECORDED)
-    assert [axis.get_ylabel() for axis in rows] == ["rebuilt every epoch\nwait per batch",
-                                                   "built once, persistent\nwait per batch"]
+    labels = [axis.get_ylabel() for axis in rows]
+    assert labels == ["rebuilt every epoch\nwait per batch", "built once, persistent\nwait per batch"]
     bars = [patch for patch in rows[0].patches]
     assert [(round(b.get_x(), 2), round(b.get_width(), 2), round(b.get_height(), 2)) for b in bars] == [
-        (0.0, 2.0, 2.0), (2.19, 0.01, 0.01), (2.4, 2.0, 2.0), (4.59, 0.01, 0.01)]
+        (0.0, 2.0, 2.0), (2.19, 0.01, 0.01), (2.4, 2.0, 2.0), (4.59, 0.01, 0.01),  # waits for batches
+        (2.3, 0.1, 0.1), (4.7, 0.1, 0.1)]  # epoch ends
     busy_axes = [axis for axis in figure.axes if axis.get_ylabel() == "GPU busy %"]
     assert len(busy_axes) == 2 and busy_axes[0].get_ylim() == (0, 105)
     figure.savefig(tmp_path / "t.png")

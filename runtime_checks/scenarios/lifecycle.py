@@ -50,6 +50,9 @@ def run_epochs(make_loader, config: str, epochs: int, device: str, features: int
             try:
                 inputs, targets = next(iterator)
             except StopIteration:
+                if timeline is not None:  # rebuilt or built once: the workers were shut down in this call
+                    finished = clock()
+                    timeline.end(finished, finished - before)
                 break
             got = clock()
             waiting += got - before
@@ -207,10 +210,10 @@ def synchronous(opts: Options) -> dict:
         progress(opts, "synchronous-loading", f"{workers} workers: data wait {times[workers]['median']:.3f} s "
                                               "per epoch")
     reproduced = measurable(times[0], times[opts.workers]) and times[0]["median"] > times[opts.workers]["median"]
+    lead = "" if reproduced else "workers were not measurably faster in this run: "
     return {
         "status": "ok" if reproduced else NOT_REPRODUCED,
-        "summary": ("" if reproduced else "workers were not measurably faster in this run: ")
-        + f"data wait per epoch: {times[0]['median']:.3f} s in-process vs "
+        "summary": f"{lead}data wait per epoch: {times[0]['median']:.3f} s in-process vs "
                    f"{times[opts.workers]['median']:.3f} s with {opts.workers} workers (2 ms per sample)",
         "metrics": {"data_wait_s": {str(k): v for k, v in times.items()}},
     }

@@ -23,7 +23,8 @@ NEEDS_CUDA = "needs-cuda"
 
 def _bad_reads(dataset, workers: int, context: str) -> Dict:
     # DL603 noqa: the CUDA default device is set only inside cuda_default_device, and put back there.
-    loader = DataLoader(dataset, batch_size=16, shuffle=True, num_workers=workers,  # noqa: DL603
+    # DL401 noqa: _until_bad builds it again each epoch on purpose: fresh workers, a fresh race.
+    loader = DataLoader(dataset, batch_size=16, shuffle=True, num_workers=workers,  # noqa: DL401,DL603
                         multiprocessing_context=context)
     counts = [0, 0, 0]
     for batch in loader:
@@ -57,7 +58,8 @@ def handle_in_init(opts: Options) -> Dict:
         path = os.path.join(directory, "records.zip")
         write_records(path, count)
         if "fork" in multiprocessing.get_all_start_methods():
-            metrics["fork, opened in __init__"] = _until_bad(ZipOpenedInInit(path, count), workers, "fork", epochs, opts)
+            metrics["fork, opened in __init__"] = _until_bad(ZipOpenedInInit(path, count), workers, "fork", epochs,
+                                                             opts)
             metrics["fork, opened lazily"] = _bad_reads(ZipOpenedLazily(path, count), workers, "fork")
         spawned = DataLoader(ZipOpenedInInit(path, count), batch_size=16, num_workers=1,
                              multiprocessing_context="spawn")
@@ -116,7 +118,9 @@ def copied_on_read(opts: Options) -> Dict:
     count = 300_000 if opts.quick else 2_000_000
     workers = max(opts.workers, 1)
     objects = _after_one_epoch(PythonObjects(count), workers)
+    progress(opts, "copied-on-read", f"Python objects: one epoch {objects['epoch_s']:.2f} s")
     arrays = _after_one_epoch(NumpyArrays(count), workers)
+    progress(opts, "copied-on-read", f"numpy arrays: one epoch {arrays['epoch_s']:.2f} s")
     metrics = {"samples": count, "workers": workers, "python objects": objects, "numpy arrays": arrays}
     if not objects["private_mib_per_worker"] or not arrays["private_mib_per_worker"]:
         return {"status": "skipped", "summary": "worker memory could not be read", "metrics": metrics}

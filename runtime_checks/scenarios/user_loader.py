@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import torch
 from torch.utils.data import DataLoader, IterableDataset
@@ -120,7 +120,13 @@ def run_config(loader: DataLoader, label: str, opts: Options, epochs: int, step:
         iterator = iter(loader)
         started = clock()
         waiting, first_batch, batches, before = started - start, 0.0, 0, started
-        for batch in iterator:
+        while True:
+            try:
+                batch = next(iterator)
+            except StopIteration:  # not persistent: the workers were shut down in this last call
+                finished = clock()
+                recorder.end(finished, finished - before)
+                break
             got = clock()
             waiting += got - before
             recorder.batch(got, got - (start if batches == 0 else before))
