@@ -7,7 +7,7 @@ from typing import Dict, Sequence
 
 NOISY_IQR_RATIO = 0.10
 NO_DIFFERENCE = "no measurable difference"
-TOO_FEW = "too few epochs to compare (use --epochs 3 or more)"
+TOO_FEW = "too few epochs to compare: use --epochs 3 or more"
 
 
 def quantile(values: Sequence[float], q: float) -> float:

@@ -17,7 +17,7 @@ from torch.utils.data import DataLoader, IterableDataset
 
 from ..machine_checks import checks, shm_used
 from ..measure import Clock
-from ..stats import compare, measurable, summarize
+from ..stats import TOO_FEW, compare, measurable, summarize
 from ..timeline import Recorder, Sampler, gpu_busy_reader
 from . import Options, Scenario
 from .common import NOT_REPRODUCED, progress
@@ -207,7 +207,8 @@ def _result(opts: Options, loader: DataLoader, per_epoch: Dict, timelines: Dict,
         status = "ok"
     else:
         verdict = compare(summary[fresh]["epoch_s"], summary[kept]["epoch_s"])
-        text = f"{loader.num_workers} workers: {verdict} per epoch ({first})"
+        text = f"{loader.num_workers} workers: {verdict}" + (" per epoch" if verdict != TOO_FEW else "") + \
+            f" ({first})"
         status = NOT_REPRODUCED
     machine = checks(loader, peak, shape["bytes"], shape["tensors"], opts.shm_path)
     warnings = [c for c in machine if c["level"] != "ok"]
