@@ -55,6 +55,17 @@ def test_a_batch_sampler_is_passed_on_alone():
     assert len(list(ul.twin(loader))) == 4
 
 
+def test_an_iterable_dataset_gets_no_sampler():
+    from torch.utils.data import DataLoader
+
+    from runtime_checks.workloads import Sharded
+
+    loader = DataLoader(Sharded(8), batch_size=2, num_workers=1)  # noqa: DL402 - the tool's input
+    kwargs = ul.settings(loader)
+    assert "sampler" not in kwargs and "batch_sampler" not in kwargs and kwargs["batch_size"] == 2
+    assert sorted(int(v) for batch in ul.twin(loader) for v in batch) == list(range(8))
+
+
 @pytest.mark.parametrize(("spec", "message"), [
     ("tests.runtime_loaders", "--loader 'tests.runtime_loaders': expected MODULE:FACTORY, "
                               "e.g. mypkg.train:make_train_loader"),
