@@ -11,6 +11,7 @@ import shutil
 import signal
 import sys
 import time
+import warnings
 from typing import Dict, List, Optional
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -37,7 +38,23 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                         help="epochs of the timing scenarios, at least 2 (medians are over epochs 2..N)")
     parser.add_argument("--start-method", choices=("fork", "spawn", "forkserver"),
                         help="multiprocessing context of the loaders (default: the platform's)")
-    parser.add_argument("--dataset", metavar="MODULE:FACTORY", help="also time your own dataset, persistent vs not")
+    parser.add_argument("--dataset", metavar="MODULE:FACTORY",
+                        help="also time your own dataset, persistent vs not, in a loader of the tool's (batch size "
+                             "32, --workers); FACTORY is called with no arguments and returns the dataset")
+    parser.add_argument("--loader", metavar="MODULE:FACTORY",
+                        help="also time your own DataLoader as training builds it, and with persistent_workers "
+                             "flipped, and check this machine for it (shared memory, CPUs, open files); FACTORY is "
+                             "called with no arguments and returns the DataLoader")
+    parser.add_argument("--run-epochs", type=_positive, default=100, metavar="N",
+                        help="epochs of your training run, for what --loader's saving adds up to (default 100)")
+    parser.add_argument("--loader-batches", type=_positive, metavar="N",
+                        help="at most N batches per epoch of --loader (default: whole epochs)")
+    parser.add_argument("--step-ms", type=_non_negative_float, default=0.0, metavar="MS",
+                        help="a stand-in training step after each batch of --loader (on CUDA the GPU is kept busy "
+                             "that long; default 0: the copy to the device only)")
+    parser.add_argument("--shm-path", default="/dev/shm", metavar="DIR",
+                        help="where workers place shared tensors, for --loader's shared-memory check "
+                             "(default /dev/shm)")
     parser.add_argument("--json", metavar="PATH", help="write results as JSON to PATH ('-' for stdout)")
     parser.add_argument("--plot", metavar="PATH", help="write the epoch-timing plot (PNG; needs matplotlib)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
@@ -60,6 +77,18 @@ def _at_least(minimum: int):
 
 
 _positive = _at_least(1)
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be at least 0")
+    return value
+
+
 _at_least_two = _at_least(2)
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 
@@ -96,7 +125,9 @@ def _fail(message: str) -> int:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
-    problem = output_problem(args)
+    from .machine_checks import shm_problem
+
+    problem = output_problem(args) or shm_problem(args.shm_path)
     if problem is not None:
         return _fail(problem)
     for module in REQUIRED_MODULES:
@@ -107,25 +138,27 @@ def main(argv: Optional[List[str]] = None) -> int:
             return EXIT_USAGE
     from .measure import run_forked
     from .scenarios import Options, Scenario, registry
+    from .report import STATUS_MARK
+    from .scenarios.common import progress_printed
 
     scenarios = registry()
     known = sorted({code for s in scenarios for code in s.rules})
-    if args.list:
-        for scenario in scenarios:
-            print(f"{','.join(scenario.rules):<12} {scenario.name}")
-        return EXIT_OK
     if args.rule:
         unknown = [r for r in args.rule if r.upper() not in known]
         if unknown:
             return _fail(f"unknown rule {', '.join(unknown)} (scenarios exist for {', '.join(known)})")
         wanted = {r.upper() for r in args.rule}
         scenarios = [s for s in scenarios if wanted & set(s.rules)]
+    if args.list:
+        for scenario in scenarios:
+            print(f"{','.join(scenario.rules):<12} {scenario.name}")
+        return EXIT_OK
     if args.plot:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             return _fail("--plot needs matplotlib: pip install 'flake8-dataloader[plot]'")
-        if not any(s.name == "epoch-timing" for s in scenarios):
+        if not args.loader and not any(s.name == "epoch-timing" for s in scenarios):
             print("runtime_checks: note: --plot draws the epoch timing (DL401/DL402), which the selected rules "
                   "do not run: no plot will be written", file=sys.stderr)
 
@@ -135,16 +168,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.device == "cuda" and not probe["cuda"]:
         return _fail("--device cuda: CUDA is not available on this machine")
     device = "cuda" if args.device == "cuda" or (args.device == "auto" and probe["cuda"]) else "cpu"
-    if args.dataset and probe.get("dataset_error"):
-        return _fail(probe["dataset_error"])
+    if probe.get("spec_error"):
+        return _fail(probe["spec_error"])
     machine = run_forked(lambda: {"status": "ok", "info": _machine(device)}, 120).get("info", {})
 
     opts = Options(quick=args.quick, device=device, workers=args.workers, epochs=args.epochs,
-                   start_method=args.start_method, dataset=args.dataset)
+                   start_method=args.start_method, dataset=args.dataset, loader=args.loader,
+                   run_epochs=args.run_epochs, loader_batches=args.loader_batches, step_ms=args.step_ms,
+                   shm_path=args.shm_path, progress=args.json != "-")
     if args.dataset:
         from .scenarios.user_dataset import SCENARIO
 
         scenarios.append(SCENARIO)
+    if args.loader:
+        from .scenarios import user_loader
+
+        scenarios.append(user_loader.SCENARIO)
     if args.selftest_hang:
         from .workloads import hang
 
@@ -156,14 +195,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         for index, scenario in enumerate(scenarios, start=1):
-            print(f"[{index}/{len(scenarios)}] {','.join(scenario.rules)} {scenario.name} ...", file=sys.stderr,
-                  end="", flush=True)
+            head = f"[{index}/{len(scenarios)}] {','.join(scenario.rules)} {scenario.name}"
+            print(f"{head} ...", file=sys.stderr, end="", flush=True)
+            progress_printed(reset=True)
             started = time.perf_counter()
-            result = run_forked(lambda s=scenario: s.run(opts), scenario.timeout)
+            result = run_forked(lambda s=scenario: run_capturing_warnings(s, opts), scenario.timeout)
             result.update(name=scenario.name, rules=list(scenario.rules),
                           seconds=round(time.perf_counter() - started, 3))
             results.append(result)
-            print(f" {result['status']} ({result['seconds']:.1f} s)", file=sys.stderr)
+            # After progress lines the status gets a line of its own, naming the scenario again.
+            lead = f"{head}:" if progress_printed() else ""
+            print(f"{lead} {STATUS_MARK.get(result['status'], result['status'])} ({result['seconds']:.1f} s)",
+                  file=sys.stderr)
+            for warned in result.get("warnings", []):
+                print(f"  {scenario.name}: {_warning_line(warned)}", file=sys.stderr)
     except KeyboardInterrupt:
         print("\nruntime_checks: interrupted; scenario processes stopped", file=sys.stderr)
         return 130
@@ -178,15 +223,38 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _probe(args) -> Dict:
     import torch
 
-    out = {"status": "ok", "cuda": bool(torch.cuda.is_available())}
-    if args.dataset:
-        from .scenarios.user_dataset import DatasetSpecError, build_dataset
+    from .scenarios.user_dataset import DatasetSpecError, build_dataset
+    from .scenarios.user_loader import build_loader
 
-        try:
+    out = {"status": "ok", "cuda": bool(torch.cuda.is_available())}
+    try:
+        warnings.simplefilter("ignore")  # the scenario that builds it again reports torch's advice
+        if args.dataset:
             build_dataset(args.dataset)
-        except DatasetSpecError as exc:
-            out["dataset_error"] = str(exc)
+        if args.loader:
+            build_loader(args.loader)
+    except DatasetSpecError as exc:
+        out["spec_error"] = str(exc)
     return out
+
+
+def run_capturing_warnings(scenario, opts) -> Dict:
+    """Run a scenario with its warnings (torch's worker-count advice...) counted, not printed mid-line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = scenario.run(opts)
+    counts: Dict[str, int] = {}
+    for warning in caught:
+        lines = str(warning.message).strip().splitlines() or [""]
+        text = f"{warning.category.__name__}: {lines[0]}"
+        counts[text] = counts.get(text, 0) + 1
+    result["warnings"] = [{"text": text, "count": count} for text, count in counts.items()]
+    return result
+
+
+def _warning_line(warned: Dict, width: int = 150) -> str:
+    text = warned["text"] if len(warned["text"]) <= width else warned["text"][:width - 3] + "..."
+    return f"warned {warned['count']}x: {text}"
 
 
 def _machine(device: str) -> Dict:
@@ -196,16 +264,29 @@ def _machine(device: str) -> Dict:
 
 
 def _report(results: List[Dict], machine: Dict, opts, args) -> int:
-    from .report import plot, table, timing_table, write_json
+    from .report import loader_checks, plot, table, timing_table, write_json
+    from .scenarios.common import NOT_REPRODUCED
 
+    sys.stderr.flush()  # every progress line is out before the table starts
     # With --json -, stdout carries the JSON document alone: the tables go to stderr.
     tables = sys.stderr if args.json == "-" else sys.stdout
     # The terminal's width; piped into a file or another program, lines are not wrapped.
     print(table(results, shutil.get_terminal_size(fallback=(10_000, 24)).columns), file=tables)
-    timing = next((r for r in results if r["name"] == "epoch-timing" and r["status"] == "ok"), None)
+    timing = next((r for r in results if r["name"] == "epoch-timing" and r.get("metrics", {}).get("summary")), None)
+    loader = next((r for r in results if r["name"] == "user-loader" and r.get("metrics", {}).get("summary")), None)
     if timing is not None:
         print(file=tables)
         print(timing_table(timing), file=tables)
+    if loader is not None:
+        print(file=tables)
+        print(loader_checks(loader, opts.loader), file=tables)
+    plots = {}
+    if args.plot:
+        stem, ext = os.path.splitext(args.plot)
+        if timing is not None:
+            plots[args.plot] = timing
+        if loader is not None:
+            plots[f"{stem}-loader{ext}" if timing is not None else args.plot] = loader
     payload = {
         "schema": 1,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
@@ -214,16 +295,21 @@ def _report(results: List[Dict], machine: Dict, opts, args) -> int:
         "options": {k: v for k, v in vars(opts).items()},
         "scenarios": [{k: v for k, v in r.items() if k != "traceback"} for r in results],
     }
-    if args.plot and timing is not None:
+    if plots:
         payload["plot"] = os.path.basename(args.plot)
+        payload["plots"] = [os.path.basename(path) for path in plots]
     if args.json:
         write_json(payload, args.json)
-    if args.plot and timing is not None:
-        plot(timing, args.plot, quick=opts.quick)
-        print(f"plot written to {args.plot}", file=sys.stderr)
+    for path, result in plots.items():
+        plot(result, path, quick=opts.quick)
+        print(f"plot written to {path}", file=sys.stderr)
     for r in results:
         if r["status"] == "error" and r.get("traceback"):
             print(f"--- {r['name']} ---\n{r['traceback']}", file=sys.stderr)
+    missed = [r["name"] for r in results if r["status"] == NOT_REPRODUCED]
+    if missed:
+        print(f"runtime_checks: {len(missed)} scenario(s) ran but their bad pattern did not show in this run "
+              f"(not reproduced; exit status unchanged): {', '.join(missed)}", file=sys.stderr)
     bad = [r["name"] for r in results if r["status"] in ("error", "timeout", "failed")]
     if bad:
         print(f"runtime_checks: {len(bad)} scenario(s) did not pass: {', '.join(bad)}", file=sys.stderr)

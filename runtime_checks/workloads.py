@@ -167,7 +167,7 @@ def hang(opts) -> dict:
 
 
 # -- DL6xx: resources a worker's copy cannot share --------------------------------------------
-RECORD_BYTES = 4096
+RECORD_BYTES = 16384  # long enough reads for two workers' seeks to interleave on 2 cores
 
 
 def record(index: int) -> bytes:

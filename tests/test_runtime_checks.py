@@ -162,7 +162,7 @@ def test_timing_structure():
         assert all(r["first_batch_s"] <= r["epoch_s"] for r in records)
     summary = result["metrics"]["summary"]["built once, persistent"]
     assert set(summary) == {"epoch1", "startup_s", "first_batch_s", "epoch_s", "data_wait_s"}
-    assert set(summary["epoch_s"]) == {"median", "iqr", "n", "noisy"}
+    assert set(summary["epoch_s"]) == {"median", "iqr", "q1", "q3", "n", "noisy"}
     assert set(result["metrics"]["ratios"]) == {
         "first batch, built once / persistent", "first batch, rebuilt / persistent",
         "epoch, built once / persistent", "epoch, rebuilt / persistent",
@@ -207,6 +207,14 @@ def test_plot_is_written(tmp_path):
         (["--dataset", "os:sep"], "runtime_checks: error: --dataset: os:sep is not callable"),
         (["--dataset", "os:getcwd"], "runtime_checks: error: --dataset: os:getcwd() returned str, not a torch Dataset"),
         (["--dataset", "nocolon"], "runtime_checks: error: --dataset 'nocolon': expected MODULE:FACTORY"),
+        (["--loader", "tests.runtime_loaders:needs_arguments"],
+         "runtime_checks: error: --loader: tests.runtime_loaders:needs_arguments needs arguments; the factory is "
+         "called with none (wrap it: def needs_arguments_for_checks(): return needs_arguments(...))"),
+        (["--loader", "tests.runtime_loaders:returns_dataset"],
+         "runtime_checks: error: --loader: tests.runtime_loaders:returns_dataset() returned Images, not a torch "
+         "DataLoader (for a dataset, use --dataset)"),
+        (["--loader", "tests.runtime_loaders:raises"],
+         "runtime_checks: error: --loader: tests.runtime_loaders:raises() raised FileNotFoundError: data/train.tar"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(args, message):
@@ -422,11 +430,14 @@ def test_dl601_handle_from_init_fails_under_spawn_and_lazy_open_reads_right():
 
     result = resources.handle_in_init(OPTS)
     metrics = result["metrics"]
-    assert result["status"] == "ok"
     assert metrics["spawn, opened in __init__"]["raised"] == "TypeError: cannot pickle '_io.BufferedReader' object"
     assert metrics["fork, opened lazily"] == {"right": 500, "wrong": 0, "raised": 0}
     forked = metrics["fork, opened in __init__"]
-    assert forked["right"] + forked["wrong"] + forked["raised"] == 500
+    assert forked["right"] + forked["wrong"] + forked["raised"] == 500 * forked["epochs"]
+    # Epochs repeat until the race shows (at most 10); 'ok' only where it did, else 'not reproduced'.
+    bad = forked["wrong"] + forked["raised"]
+    assert result["status"] == ("ok" if bad else "not-reproduced"), result["summary"]
+    assert bad and forked["epochs"] <= 10 or not bad and forked["epochs"] == 10
 
 
 def test_dl620_python_objects_cost_workers_more_private_memory_than_numpy():

@@ -21,7 +21,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from . import Options, Scenario
-from .common import first_text, outcome, verdict
+from .common import first_text, outcome, progress, verdict
 
 NEEDS_PACKAGE = "needs-package"
 EPOCHS = 3
@@ -88,7 +88,7 @@ def _quiet() -> Iterator[None]:
         logging.disable(logging.NOTSET)
 
 
-def _counted(train: Callable[[_Counter, bool], Dict]) -> Dict[str, Dict]:
+def _counted(train: Callable[[_Counter, bool], Dict], opts: Options, name: str) -> Dict[str, Dict]:
     """Worker starts of one training run with persistent workers off, then on."""
     out: Dict[str, Dict] = {}
     for persistent in (False, True):
@@ -101,6 +101,8 @@ def _counted(train: Callable[[_Counter, bool], Dict]) -> Dict[str, Dict]:
             counter.close()
         key = "persistent" if persistent else "default"
         out[key] = {"train_starts": train_starts, "eval_starts": eval_starts, **extra}
+        progress(opts, name, f"persistent_workers={persistent}: {EPOCHS} epochs trained, {train_starts} train "
+                             f"worker starts")
     return out
 
 
@@ -155,7 +157,7 @@ def lightning(opts: Options) -> Dict:
                   enable_progress_bar=False, enable_model_summary=False).fit(model)
         return {"sampler_epoch_after": model.sampler.epoch}
 
-    runs = _counted(train)
+    runs = _counted(train, opts, "framework-lightning")
     off, on = runs["default"], runs["persistent"]
     ok = off["train_starts"] > on["train_starts"] and off["eval_starts"] > on["eval_starts"]
     ok = ok and off["sampler_epoch_after"] == EPOCHS - 1  # Lightning calls set_epoch (DL405 never applies)
@@ -198,7 +200,7 @@ def transformers_trainer(opts: Options) -> Dict:
     old = torch.multiprocessing.get_start_method(allow_none=True)
     torch.multiprocessing.set_start_method("fork", force=True)  # the Trainer builds its loaders itself
     try:
-        runs = _counted(train)
+        runs = _counted(train, opts, "framework-transformers")
         counter = _Counter()
         try:
             with _quiet():
@@ -237,7 +239,7 @@ def accelerate_loop(opts: Options) -> Dict:
                 pass
         return {"sampler_epoch_after": sampler.epoch}
 
-    runs = _counted(train)
+    runs = _counted(train, opts, "framework-accelerate")
     accelerator = accelerate.Accelerator(cpu=True)
     counter = _Counter()
     try:
@@ -273,7 +275,7 @@ def ignite_run(opts: Options) -> Dict:
         trainer.run(train_loader, max_epochs=EPOCHS)
         return {"sampler_epoch_after": sampler.epoch}
 
-    runs = _counted(train)
+    runs = _counted(train, opts, "framework-ignite")
     off, on = runs["default"], runs["persistent"]
     ok = off["train_starts"] > on["train_starts"] and off["eval_starts"] > on["eval_starts"]
     ok = ok and off["sampler_epoch_after"] == 0  # Ignite never calls set_epoch: DL405 applies

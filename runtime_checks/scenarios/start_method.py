@@ -11,7 +11,7 @@ from typing import Dict, Tuple
 
 from ..measure import run_script
 from . import Options, Scenario
-from .common import verdict
+from .common import progress, verdict
 
 HEADER = """\
 import torch
@@ -82,9 +82,11 @@ def _errors(stderr: str):
     return [line.strip() for line in stderr.splitlines() if re.match(r"^\w+(\.\w+)*(Error|Exception):", line.strip())]
 
 
-def _scenario(code: str):
+def _scenario(code: str, name: str):
     def run(opts: Options) -> dict:
-        result = run_pair(code, 60 if opts.quick else 120)
+        limit = 60 if opts.quick else 120
+        progress(opts, name, f"running the bad and the fixed script under spawn (at most {limit} s)")
+        result = run_pair(code, limit)
         bad, fixed = result["bad"], result["fixed"]
         found = [text for text in EXPECTED[code] if text in bad["stderr"]]
         fixed_ok = fixed["rc"] == 0 and "DONE" in fixed["stdout"]
@@ -106,7 +108,7 @@ def _scenario(code: str):
 
 
 SCENARIOS = [
-    Scenario("unguarded-entry-point-spawn", ("DL301",), _scenario("DL301"), 150),
-    Scenario("unpicklable-payload-spawn", ("DL302",), _scenario("DL302"), 150),
-    Scenario("unguarded-start-method-spawn", ("DL303",), _scenario("DL303"), 150),
+    Scenario("unguarded-entry-point-spawn", ("DL301",), _scenario("DL301", "unguarded-entry-point-spawn"), 150),
+    Scenario("unpicklable-payload-spawn", ("DL302",), _scenario("DL302", "unpicklable-payload-spawn"), 150),
+    Scenario("unguarded-start-method-spawn", ("DL303",), _scenario("DL303", "unguarded-start-method-spawn"), 150),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from typing import Callable
 
@@ -12,36 +13,48 @@ from . import Options, Scenario
 
 
 class DatasetSpecError(ValueError):
-    """The --dataset value cannot give a dataset."""
+    """A --dataset or --loader value that cannot give what it names: one line for the user."""
 
 
-def load_factory(spec: str) -> Callable:
+def load_factory(spec: str, option: str = "--dataset", example: str = "mypkg.data:make_dataset") -> Callable:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise DatasetSpecError(f"--dataset {spec!r}: expected MODULE:FACTORY, e.g. mypkg.data:make_dataset")
+        raise DatasetSpecError(f"{option} {spec!r}: expected MODULE:FACTORY, e.g. {example}")
     if "" not in sys.path:
         sys.path.insert(0, "")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # an import error of the user's module, whatever it raises
-        raise DatasetSpecError(f"--dataset: cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+        raise DatasetSpecError(f"{option}: cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
     factory = getattr(module, attr, None)
     if factory is None:
-        raise DatasetSpecError(f"--dataset: {module_name!r} has no attribute {attr!r}")
+        raise DatasetSpecError(f"{option}: {module_name!r} has no attribute {attr!r}")
     if not callable(factory):
-        raise DatasetSpecError(f"--dataset: {spec} is not callable")
+        raise DatasetSpecError(f"{option}: {spec} is not callable")
+    try:
+        inspect.signature(factory).bind()
+    except TypeError:
+        raise DatasetSpecError(f"{option}: {spec} needs arguments; the factory is called with none "
+                               f"(wrap it: def {attr}_for_checks(): return {attr}(...))") from None
+    except ValueError:  # no signature to read (some builtins): calling it will tell
+        pass
     return factory
+
+
+def call_factory(spec: str, option: str, example: str):
+    """The factory's return value; whatever it raises becomes one line."""
+    try:
+        return load_factory(spec, option, example)()
+    except DatasetSpecError:
+        raise
+    except Exception as exc:
+        raise DatasetSpecError(f"{option}: {spec}() raised {type(exc).__name__}: {exc}") from None
 
 
 def build_dataset(spec: str):
     from torch.utils.data import Dataset, IterableDataset
 
-    try:
-        dataset = load_factory(spec)()
-    except DatasetSpecError:
-        raise
-    except Exception as exc:
-        raise DatasetSpecError(f"--dataset: {spec}() raised {type(exc).__name__}: {exc}") from None
+    dataset = call_factory(spec, "--dataset", "mypkg.data:make_dataset")
     is_sequence = hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")
     if isinstance(dataset, (str, bytes)) or not (isinstance(dataset, (Dataset, IterableDataset)) or is_sequence):
         raise DatasetSpecError(f"--dataset: {spec}() returned {type(dataset).__name__}, not a torch Dataset")
