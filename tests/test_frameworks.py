@@ -16,7 +16,8 @@ from .conftest import FIXTURES
 from .harness import expectations
 
 FIXTURES_OF = {
-    "lightning": ["fw_lightning.py", "fw_lightning_one_epoch.py"],
+    "lightning": ["fw_lightning.py", "fw_lightning_one_epoch.py", "fw_lightning_which_trainer.py",
+                  "fw_lightning_hook_called.py"],
     "transformers": ["fw_transformers.py"],
     "accelerate": ["fw_accelerate.py"],
     "ignite": ["fw_ignite.py"],
@@ -32,6 +33,10 @@ MUTATIONS = {
     "FRAMEWORK_PACKAGES": ("ignite", frozenset({"lightning"})),
     "LIGHTNING_BASES": ("lightning", frozenset()),
     "LIGHTNING_TRAINERS": ("lightning", frozenset()),
+    "LIGHTNING_TRAINER_FACTORIES": ("lightning", frozenset()),
+    "LIGHTNING_FAST_DEV_RUN": ("lightning", "fast_run"),
+    "LIGHTNING_STEPS_KEYWORD": ("lightning", "max_time"),
+    "SMOKE_MAX_STEPS": ("lightning", 1),
     "LIGHTNING_HOOKS": ("lightning", {**F.LIGHTNING_HOOKS, "test_dataloader": True}),
     "LIGHTNING_METHODS": ("lightning", _method("validate", True)),
     "LIGHTNING_EPOCHS_KEYWORD": ("lightning", "max_steps"),

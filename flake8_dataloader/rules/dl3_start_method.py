@@ -193,8 +193,12 @@ class UnguardedEntryPoint(Rule):
 
     @staticmethod
     def _functions_iterating(facts) -> Set[FunctionInfo]:
+        # A Lightning hook's return is iterated by the Trainer, not by the hook: calling the hook
+        # directly (`first = dm.train_dataloader()`) only builds the loader.
+        hook_returns = facts.frameworks.hook_returns
         return facts.graph.calling(
-            it.ctx.function for it in facts.iteration.iterations if it.ctx.function is not None and spawn_exposed(it.site)
+            it.ctx.function for it in facts.iteration.iterations
+            if it.ctx.function is not None and spawn_exposed(it.site) and it.node not in hook_returns
         )
 
 
