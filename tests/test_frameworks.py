@@ -110,8 +110,8 @@ def test_a_hook_return_iterated_by_fit_is_read_in_the_hook_not_where_fit_is_call
 
     real = iteration._Event.__init__
 
-    def read_at_the_call(self, expr, ctx, node, header, use, repeats=False, scope=None):
-        real(self, expr, ctx, node, header, use, repeats, None)
+    def read_at_the_call(self, expr, ctx, node, header, use, repeats=False, scope=None, contents=False):
+        real(self, expr, ctx, node, header, use, repeats, None, contents)
 
     monkeypatch.setattr(iteration._Event, "__init__", read_at_the_call)
     assert ("fw_lightning_one_epoch.py", 33, 0, "DL301") in _differences("lightning")

@@ -64,12 +64,14 @@ def foreign_arguments(call: cst.Call, callee: CallableSummary) -> List[Tuple[str
 
 
 class _Event:
-    __slots__ = ("expr", "ctx", "node", "header", "use", "repeats", "scope")
+    __slots__ = ("expr", "ctx", "node", "header", "use", "repeats", "scope", "contents")
 
     def __init__(self, expr: cst.BaseExpression, ctx: Context, node: cst.CSTNode,
-                 header: Optional[LoopInfo], use: Use, repeats: bool = False, scope: Optional[Scope] = None) -> None:
+                 header: Optional[LoopInfo], use: Use, repeats: bool = False, scope: Optional[Scope] = None,
+                 contents: bool = False) -> None:
         self.expr, self.ctx, self.node, self.header, self.use = expr, ctx, node, header, use
         self.repeats = repeats  # a framework iterates it every epoch
+        self.contents = contents  # a framework iterates each loader of a list or dict it is handed too
         # Where ``expr`` is read: its own context's scope, except for a hook's return iterated at `fit`.
         self.scope = ctx.scope if scope is None else scope
 
@@ -119,7 +121,7 @@ class IterationFacts:
         if self._framework_epochs is None:
             self._framework_epochs = set()
             for expr, scope in self.frameworks.epoch_set:
-                self._framework_epochs |= self.flow.sites_of(expr, scope)
+                self._framework_epochs |= self.flow.sites_of(expr, scope) | self.flow.contents_of(expr, scope)
         return any(site in self._framework_epochs for site in self.sites_of_call(call))
 
     def _each_epoch(self, ctx: Context) -> bool:
@@ -199,7 +201,7 @@ class IterationFacts:
 
         for handed in self.frameworks.handed:
             level = Use.REPEATED if handed.repeats or self._each_epoch(handed.ctx) else Use.ITERATED
-            events.append(_Event(handed.expr, handed.ctx, handed.node, None, level, handed.repeats, handed.scope))
+            events.append(_Event(handed.expr, handed.ctx, handed.node, None, level, handed.repeats, handed.scope, True))
             if isinstance(handed.node, cst.Call):
                 consumed.add(handed.node)
 
@@ -276,7 +278,10 @@ class IterationFacts:
         for event in self._events(collector):
             if event.use != Use.PASSED_ON:
                 loops = repeating_loops(event.expr, event.ctx)
-                for site in self.flow.sites_of(event.expr, event.scope):
+                sites = self.flow.sites_of(event.expr, event.scope)
+                if event.contents:
+                    sites = sites | self.flow.contents_of(event.expr, event.scope)
+                for site in sites:
                     repeated = event.repeats or self._in_handler(site, event.ctx)
                     self.iterations.append(IterationSite(site, event.node, event.ctx, loops, event.header, repeated))
             event_use = Use.REPEATED if self._each_epoch(event.ctx) else event.use
