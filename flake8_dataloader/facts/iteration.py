@@ -97,7 +97,14 @@ class IterationFacts:
             self._find_foreign_callees() if self.flow.sites or self.flow.element_sites else {}
         )
         self.attribute_uses: List[AttributeUse] = []  # `self.x` iterated or handed on in a method
+        # Where the object a call of a same-file generator function returns is consumed (iterated, or
+        # handed to a call): its body, and the loader it iterates, run there, not where it is made.
+        self.generator_uses: DefaultDict[cst.Call, List[Context]] = defaultdict(list)
+        self._generators = any(func.is_generator for func in file.functions.values())
         self._find_iterations(file.collector)
+        for record in file.calls if self._generators else ():
+            if last_name(record.node.func) == "next" and record.node.args:  # a generator's next() runs it
+                self._note_generator_use(record.node.args[0].value, record.ctx.scope, record.ctx)
 
     # -- queries -------------------------------------------------------------
     def iterations_of(self, site: LoaderSite) -> List[IterationSite]:
@@ -276,6 +283,7 @@ class IterationFacts:
             return False
 
         for event in self._events(collector):
+            self._note_generator_use(event.expr, event.scope, event.ctx)
             if event.use != Use.PASSED_ON:
                 loops = repeating_loops(event.expr, event.ctx)
                 sites = self.flow.sites_of(event.expr, event.scope)
@@ -306,6 +314,7 @@ class IterationFacts:
             if callee is not None:
                 for param, arg in self.graph.map_arguments(record.node, callee.function, callee.offset):
                     edges.append((record, callee.function, param, arg))
+                    self._note_generator_use(arg, record.ctx.scope, record.ctx)
             foreign = self._foreign_callees.get(record.node)
             if foreign is not None:
                 uses[foreign] = {param: Use(value) for param, value in foreign.uses}
@@ -339,6 +348,13 @@ class IterationFacts:
                 repeated = level == Use.REPEATED or self._in_handler(site, ctx)
                 self.iterations.append(IterationSite(site, record.node, ctx, loops, None, repeated))
         self._carry_through_calls()
+
+    def _note_generator_use(self, expr: cst.BaseExpression, scope: Scope, ctx: Context) -> None:
+        if self._generators:
+            for value in self.flow.values(expr, scope):
+                callee = self.graph.callees.get(value.node) if isinstance(value.node, cst.Call) else None
+                if callee is not None and callee.function.is_generator and not value.path:
+                    self.generator_uses[value.node].append(ctx)  # type: ignore[index]
 
     def _carry_through_calls(self) -> None:
         """A call of a function that iterates a loader it did not build iterates it at the call.
