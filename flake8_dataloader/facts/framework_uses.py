@@ -121,13 +121,29 @@ class FrameworkUses:
 
     def _constructions(self, expr: cst.BaseExpression, scope: Scope,
                        names: FrozenSet[str]) -> List[Tuple[cst.Call, Scope]]:
-        """Each construction of ``names`` an expression may hold, with the scope it is written in."""
-        return [
-            (value.node, value.scope)
-            for value in self.flow.values(expr, scope, (), OBJECT_FLOW)
-            if not value.path and isinstance(value.node, cst.Call)
-            and self._builds(resolve(value.node.func, value.scope), names)
-        ]
+        """Each construction of ``names`` an expression may hold, with the scope it is written in; for
+        Ignite's engines, also a call of a function of another project module that returns one."""
+        found = []
+        for value in self.flow.values(expr, scope, (), OBJECT_FLOW):
+            if value.path or not isinstance(value.node, cst.Call):
+                continue
+            targets = resolve(value.node.func, value.scope)
+            if self._builds(targets, names) or (names == F.IGNITE_ENGINES and self._engine_helper(targets)):
+                found.append((value.node, value.scope))
+        return found
+
+    def _engine_helper(self, targets: FrozenSet[Target]) -> bool:
+        imports = self.file.imports
+        return imports is not None and len(targets) == 1 and all(
+            isinstance(t, str) and imports.engine_helper(t) for t in targets
+        )
+
+    def returns_engine(self, func: FunctionInfo) -> bool:
+        """A function of this file that returns an Ignite engine (in some branch)."""
+        return bool(self.file.collector.imported_packages & F.FRAMEWORK_PACKAGES) and any(
+            returned is not None and self._instance_of(returned, func.scope, F.IGNITE_ENGINES)
+            for returned in func.returns
+        )
 
     def _short_run(self, call: cst.Call, scope: Scope) -> bool:
         """A Trainer construction that runs no second epoch (frameworks.py: max_epochs, fast_dev_run,

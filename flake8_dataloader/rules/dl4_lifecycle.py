@@ -18,7 +18,7 @@ from ..facts.mutation import (
 )
 from ..facts.flow import Value
 from ..facts.resolve import Scope, names_in, qualname_in
-from ..facts.samplers import for_evaluation, loader_samplers, set_epoch_reaches
+from ..facts.samplers import for_evaluation, helper_origin, loader_samplers, set_epoch_reaches
 from .base import (
     FACTORY_SITES,
     FOLLOWS_CALLABLES,
@@ -767,7 +767,8 @@ class DistributedSamplerWithoutSetEpoch(Rule):
                     continue
                 if any(facts.iteration.iterated_repeatedly(site) for site in facts.iteration.sites_of_call(call)):
                     reported.add(sampler)
-                    yield cls.finding(sampler, where="")
+                    origin = helper_origin(facts, call, sampler)  # a helper of another module built it
+                    yield cls.finding(sampler, where=f" (built at {origin})" if origin is not None else "")
         for call in facts.loaders.foreign_calls:  # built by an imported factory: reported at its call here
             origin = call.foreign.sampler if call.foreign is not None else None
             if origin is None or call.node in reported or call.node in epoch_set:
