@@ -158,7 +158,12 @@ class UnseededDatasetRng(Rule):
     """
 
     CODE = "DL201"
-    ACROSS_FILES = DEFINED_HERE.format(what="dataset class")
+    ACROSS_FILES = DEFINED_HERE.format(what="dataset class") + (
+        " An RNG an imported dataset base creates in `__init__` (or its class body) and does not draw from "
+        "itself is reported at the `class` line of a subclass of this file that draws from it, naming the "
+        "creation's file and line; a subclass whose `__init__` does not call `super().__init__()`, or that "
+        "assigns the attribute again, does not inherit it."
+    )
     NAME = "unseeded-dataset-rng"
     MESSAGE = (
         "{rng} of {klass} is copied into every worker with the same state (workers draw identical "

@@ -167,7 +167,14 @@ class UnguardedEntryPoint(Rule):
 
     ## Known limits
     Calls are followed within the file only (functions, methods through
-    `self` and module-level instances of classes of the file). Anchor: the
+    `self` and module-level instances of classes of the file). A generator
+    over a loader runs where it is consumed: one made at module level is
+    reported at the module-level statement that iterates it or calls
+    `next()` on it, at a module-level call handed it, or at a module-level
+    call of a function that consumes it; one made and never consumed
+    unguarded is not reported. Calling a Lightning hook directly
+    (`first = dm.train_dataloader()`) builds the loader and iterates
+    nothing: reported only where its result is iterated. Anchor: the
     module-level statement, or the call.
 
     ## References
