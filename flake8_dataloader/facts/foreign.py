@@ -101,6 +101,8 @@ class ModuleSummary(NamedTuple):
     samplers: Dict[str, Tuple[Tuple[Tuple[int, ...], Origin], ...]] = {}
     # Module-level functions returning an Ignite engine (`return create_supervised_trainer(...)`).
     engines: FrozenSet[str] = frozenset()
+    # Module-level subclasses of Lightning's Trainer, and functions returning a Lightning Trainer.
+    trainers: FrozenSet[str] = frozenset()
 
 
 EMPTY_SUMMARY = ModuleSummary({}, {}, {})
@@ -122,5 +124,7 @@ class Imports(Protocol):
     def sampler_helper(self, qualname: str) -> Tuple[Tuple[Tuple[int, ...], Origin], ...]: ...
 
     def engine_helper(self, qualname: str) -> bool: ...
+
+    def trainer_helper(self, qualname: str) -> bool: ...
 
     def defines(self, qualname: str) -> bool: ...

@@ -128,14 +128,32 @@ class FrameworkUses:
             if value.path or not isinstance(value.node, cst.Call):
                 continue
             targets = resolve(value.node.func, value.scope)
-            if self._builds(targets, names) or (names == F.IGNITE_ENGINES and self._engine_helper(targets)):
+            if self._builds(targets, names) or self._helper_builds(targets, names):
                 found.append((value.node, value.scope))
         return found
 
-    def _engine_helper(self, targets: FrozenSet[Target]) -> bool:
+    def _helper_builds(self, targets: FrozenSet[Target], names: FrozenSet[str]) -> bool:
+        """The callee is a function of another project module returning an Ignite engine, or (for
+        Lightning's Trainer) one returning a Trainer, or a Trainer subclass there."""
         imports = self.file.imports
-        return imports is not None and len(targets) == 1 and all(
-            isinstance(t, str) and imports.engine_helper(t) for t in targets
+        target = next(iter(targets)) if len(targets) == 1 else None
+        if imports is None or not isinstance(target, str):
+            return False
+        if names == F.IGNITE_ENGINES:
+            return imports.engine_helper(target)
+        return F.LIGHTNING_TRAINERS <= names and imports.trainer_helper(target)
+
+    def trainer_class(self, cls: ClassInfo) -> bool:
+        """A class of this file subclassing Lightning's Trainer (directly or through a same-file base)."""
+        return bool(self.file.collector.imported_packages & F.FRAMEWORK_PACKAGES) and self.file.subclasses_any(
+            cls, F.LIGHTNING_TRAINERS
+        )
+
+    def returns_trainer(self, func: FunctionInfo) -> bool:
+        """A function of this file that returns a Lightning Trainer (in some branch)."""
+        trainers = F.LIGHTNING_TRAINERS | F.LIGHTNING_TRAINER_FACTORIES
+        return bool(self.file.collector.imported_packages & F.FRAMEWORK_PACKAGES) and any(
+            returned is not None and self._instance_of(returned, func.scope, trainers) for returned in func.returns
         )
 
     def returns_engine(self, func: FunctionInfo) -> bool:
@@ -246,7 +264,7 @@ class FrameworkUses:
             call, scope = record.node, record.ctx.scope
             func = call.func
             targets = resolve(func, scope)
-            if self._builds(targets, trainer_constructors):
+            if self._builds(targets, trainer_constructors) or self._helper_builds(targets, trainer_constructors):
                 trainers.append((call, scope))
             elif self._builds(targets, F.IGNITE_SAMPLER_EPOCH):
                 for arg in call.args:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 LOG = logging.getLogger("flake8.dataloader")
 
 # A module without a dataset, a loader or a Lightning class summarises to something only through these.
-HELPER_TOKENS = ("DistributedSampler", "ignite")
+HELPER_TOKENS = ("DistributedSampler", "ignite", "lightning")
 # Generated modules (protobuf, tables) can be huge and hold no datasets: not read past this.
 MAX_MODULE_BYTES = 256_000
 

@@ -126,8 +126,10 @@ def summarise(
         func.name: tuple((path, origin(sampler, func)) for path, sampler in found) for func, found in helpers.items()
     }
     engines = frozenset(f.name for f in top_functions if facts.frameworks.returns_engine(f))
+    trainers = frozenset([*(k.name for k in top_classes if facts.frameworks.trainer_class(k)),
+                          *(f.name for f in top_functions if facts.frameworks.returns_trainer(f))])
     return ModuleSummary(datasets, factories, callables, _worker_inits(facts, top_functions), lightning,
-                         sampler_helpers, engines)
+                         sampler_helpers, engines, trainers)
 
 
 _Helpers = Dict[FunctionInfo, List[Tuple[Tuple[int, ...], cst.Call]]]

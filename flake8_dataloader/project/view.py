@@ -32,6 +32,7 @@ class Defined(NamedTuple):
     lightning: bool = False  # a class subclassing a Lightning module or datamodule
     samplers: Tuple[Tuple[Tuple[int, ...], Origin], ...] = ()  # a function returning DistributedSamplers
     engine: bool = False  # a function returning an Ignite engine
+    trainer: bool = False  # a Lightning Trainer subclass, or a function returning a Trainer
     path: Optional[str] = None  # the module it was found in (set only when something was found)
 
 
@@ -103,6 +104,9 @@ class ImportView:
     def engine_helper(self, qualname: str) -> bool:
         return self._find(qualname).engine
 
+    def trainer_helper(self, qualname: str) -> bool:
+        return self._find(qualname).trainer
+
     def defines(self, qualname: str) -> bool:
         """A module of the project summarises something under that name (directly or re-exported)."""
         return self._find(qualname) != NOTHING
@@ -144,7 +148,7 @@ class ImportView:
         found = Defined(
             summary.datasets.get(name), summary.factories.get(name), summary.callables.get(name),
             summary.shards.get(name), name in summary.lightning, summary.samplers.get(name, ()),
-            name in summary.engines,
+            name in summary.engines, name in summary.trainers,
         )
         if found != NOTHING:
             return found._replace(path=location.path)
