@@ -16,7 +16,8 @@ from .conftest import FIXTURES
 from .harness import expectations
 
 FIXTURES_OF = {
-    "lightning": ["fw_lightning.py", "fw_lightning_one_epoch.py"],
+    "lightning": ["fw_lightning.py", "fw_lightning_one_epoch.py", "fw_lightning_which_trainer.py",
+                  "fw_lightning_hook_called.py"],
     "transformers": ["fw_transformers.py"],
     "accelerate": ["fw_accelerate.py"],
     "ignite": ["fw_ignite.py"],
@@ -32,6 +33,10 @@ MUTATIONS = {
     "FRAMEWORK_PACKAGES": ("ignite", frozenset({"lightning"})),
     "LIGHTNING_BASES": ("lightning", frozenset()),
     "LIGHTNING_TRAINERS": ("lightning", frozenset()),
+    "LIGHTNING_TRAINER_FACTORIES": ("lightning", frozenset()),
+    "LIGHTNING_FAST_DEV_RUN": ("lightning", "fast_run"),
+    "LIGHTNING_STEPS_KEYWORD": ("lightning", "max_time"),
+    "SMOKE_MAX_STEPS": ("lightning", 1),
     "LIGHTNING_HOOKS": ("lightning", {**F.LIGHTNING_HOOKS, "test_dataloader": True}),
     "LIGHTNING_METHODS": ("lightning", _method("validate", True)),
     "LIGHTNING_EPOCHS_KEYWORD": ("lightning", "max_steps"),
@@ -105,8 +110,8 @@ def test_a_hook_return_iterated_by_fit_is_read_in_the_hook_not_where_fit_is_call
 
     real = iteration._Event.__init__
 
-    def read_at_the_call(self, expr, ctx, node, header, use, repeats=False, scope=None):
-        real(self, expr, ctx, node, header, use, repeats, None)
+    def read_at_the_call(self, expr, ctx, node, header, use, repeats=False, scope=None, contents=False):
+        real(self, expr, ctx, node, header, use, repeats, None, contents)
 
     monkeypatch.setattr(iteration._Event, "__init__", read_at_the_call)
     assert ("fw_lightning_one_epoch.py", 33, 0, "DL301") in _differences("lightning")

@@ -34,6 +34,10 @@ ANY = _Any()
 Key = Union[int, str, _Any]
 Path = Tuple[Key, ...]  # element keys still to apply to a value, outermost first
 MAX_PATH = 3  # `x = x[0]` would otherwise grow the path for ever
+# Methods that put their argument into the container they are called on (`loaders.append(dl)`), and
+# those that put the elements of their argument there (`loaders.extend([...])`).
+ELEMENT_FILLS = frozenset({"append", "add"})
+ELEMENTS_FILLS = frozenset({"extend", "update"})
 
 
 class Value(NamedTuple):
@@ -76,6 +80,16 @@ def _key_matches(element: cst.DictElement, key: Key, scope: Scope) -> bool:
     return key is ANY or constant_key(element.key, scope) in (key, ANY)
 
 
+class Fill(NamedTuple):
+    """A container filled in place: ``value`` (in ``scope``) put under ``key``, or its elements when
+    ``spread`` (`extend`, `update`)."""
+
+    key: Key
+    value: cst.BaseExpression
+    scope: Scope
+    spread: bool
+
+
 class ValueFlow:
     """What each expression may evaluate to; the loader site tables it reads are filled by LoaderFacts."""
 
@@ -90,6 +104,7 @@ class ValueFlow:
         self.factories: Dict[FunctionInfo, Dict[Path, List[LoaderCall]]] = {}
         self._memo: UnionMemo[Tuple[cst.CSTNode, Path, Mode], Value] = UnionMemo(file.budget)
         self._names: Optional[Dict[Tuple[cst.CSTNode, Optional[int]], Set[str]]] = None
+        self._fills: Optional[Dict[Tuple[Scope, str], List[Fill]]] = None
 
     def forget_values(self) -> None:
         """Drop every value computed: the site tables grew (a factory was found)."""
@@ -144,7 +159,42 @@ class ValueFlow:
         out: Set[Value] = set()
         for binding in bindings:
             out |= self._binding_values(binding, expr, scope, path, mode)
+        if path:
+            for fill in self._fills_of(owner, expr.value):
+                if fill.spread:
+                    out |= self.values(fill.value, fill.scope, (ANY, *path[1:]), mode)
+                elif path[0] is ANY or fill.key in (path[0], ANY):
+                    out |= self.values(fill.value, fill.scope, path[1:], mode)
         return out
+
+    def _fills_of(self, owner: Scope, name: str) -> List[Fill]:
+        """What the file puts in place into the container a name of ``owner`` holds (Flow v7):
+        `name.append(x)`, `name.extend(xs)`, `name[key] = x`."""
+        if self._fills is None:
+            fills: Dict[Tuple[Scope, str], List[Fill]] = {}
+
+            def add(base: cst.BaseExpression, scope: Scope, fill: Fill) -> None:
+                if isinstance(base, cst.Name):
+                    found = scope.lookup(base.value)
+                    if found is not None:
+                        fills.setdefault((found, base.value), []).append(fill)
+
+            for mutation in self.file.collector.mutations:
+                target, value = mutation.node, mutation.value
+                if isinstance(target, cst.Subscript) and isinstance(value, cst.BaseExpression) and target.slice:
+                    index = target.slice[0].slice if len(target.slice) == 1 else None
+                    key = constant_key(index.value, mutation.ctx.scope) if isinstance(index, cst.Index) else ANY
+                    add(mutation.base, mutation.ctx.scope, Fill(key, value, mutation.ctx.scope, False))
+            for record in self.file.calls:
+                func = record.node.func
+                args = [a.value for a in record.node.args if a.keyword is None and not a.star]
+                if isinstance(func, cst.Attribute) and len(args) == 1:
+                    method = func.attr.value
+                    if method in ELEMENT_FILLS or method in ELEMENTS_FILLS:
+                        fill = Fill(ANY, args[0], record.ctx.scope, method in ELEMENTS_FILLS)
+                        add(func.value, record.ctx.scope, fill)
+            self._fills = fills
+        return self._fills.get((owner, name), [])
 
     def _binding_values(self, binding: Binding, use: cst.Name, scope: Scope, path: Path, mode: Mode) -> Set[Value]:
         value = binding.value

@@ -39,6 +39,10 @@ class DatasetSummary(NamedTuple):
     cuda: Optional[Tuple[str, str]] = None
     # `self` attributes holding Python containers built from data that `__getitem__` indexes (DL620).
     containers: Tuple[str, ...] = ()
+    # (attribute, "path:line") of each RNG object created in `__init__` or the class body that the class
+    # does not draw from itself without reseeding it (its module reports those): a subclass that draws
+    # from one is reported where it is defined (DL201).
+    rngs: Tuple[Tuple[str, str], ...] = ()
 
 
 class LoaderSummary(NamedTuple):
@@ -92,6 +96,13 @@ class ModuleSummary(NamedTuple):
     # Module-level classes that subclass a Lightning LightningModule or LightningDataModule: their
     # subclasses in other modules are Lightning classes too (their loader hooks run every epoch).
     lightning: FrozenSet[str] = frozenset()
+    # Module-level functions returning a shuffling DistributedSampler whose epoch the module never sets:
+    # name -> (element path of the result ((): the whole result), where the sampler is built) (DL405).
+    samplers: Dict[str, Tuple[Tuple[Tuple[int, ...], Origin], ...]] = {}
+    # Module-level functions returning an Ignite engine (`return create_supervised_trainer(...)`).
+    engines: FrozenSet[str] = frozenset()
+    # Module-level subclasses of Lightning's Trainer, and functions returning a Lightning Trainer.
+    trainers: FrozenSet[str] = frozenset()
 
 
 EMPTY_SUMMARY = ModuleSummary({}, {}, {})
@@ -109,3 +120,11 @@ class Imports(Protocol):
     def worker_init_shards(self, qualname: str) -> Optional[bool]: ...
 
     def lightning_class(self, qualname: str) -> bool: ...
+
+    def sampler_helper(self, qualname: str) -> Tuple[Tuple[Tuple[int, ...], Origin], ...]: ...
+
+    def engine_helper(self, qualname: str) -> bool: ...
+
+    def trainer_helper(self, qualname: str) -> bool: ...
+
+    def defines(self, qualname: str) -> bool: ...

@@ -60,6 +60,13 @@ def _argument(call: cst.Call, where: F.LoaderArgument) -> Optional[cst.BaseExpre
     return positional[where.position] if where.position < len(positional) else None
 
 
+def _known_int(state: object) -> Optional[int]:
+    """The value of a Known int (a bool is not a count)."""
+    if isinstance(state, Known) and isinstance(state.value, int) and not isinstance(state.value, bool):
+        return state.value
+    return None
+
+
 def _has_epoch_event(expr: cst.BaseExpression, scope: Scope) -> bool:
     """`Events.EPOCH_COMPLETED`, `Events.EPOCH_STARTED(every=2)`, `Events.EPOCH_COMPLETED | Events.COMPLETED`."""
     if isinstance(expr, cst.Call):
@@ -89,7 +96,9 @@ class FrameworkUses:
         self.config_calls: List[ConfigCall] = []
         self._repeating_engines: Set[cst.Call] = set()  # Ignite engines whose run makes several passes
         self._handlers: List[Tuple[cst.BaseExpression, Scope, FunctionInfo]] = []  # (engine, scope, handler)
-        self._lightning_single_epoch = False
+        self._lightning_single_epoch = False  # every Trainer of the file is a short run
+        self._fitted: Dict[ClassInfo, bool] = {}  # a Lightning class a `fit` here runs -> several epochs
+        self.hook_returns: Set[cst.CSTNode] = set()  # hook returns handed to Lightning: not the hook's iteration
         self._find_calls()
         self._find_hooks()
         for engine, scope, handler in self._handlers:
@@ -108,21 +117,71 @@ class FrameworkUses:
 
     def _instance_of(self, expr: cst.BaseExpression, scope: Scope, names: FrozenSet[str]) -> List[cst.Call]:
         """The constructions of ``names`` (or of same-file subclasses) an expression may hold."""
-        return [
-            value.node
-            for value in self.flow.values(expr, scope, (), OBJECT_FLOW)
-            if not value.path and isinstance(value.node, cst.Call)
-            and self._builds(resolve(value.node.func, value.scope), names)
-        ]
+        return [call for call, _ in self._constructions(expr, scope, names)]
 
-    def _trainers_run_one_epoch(self, trainers: List[CallRecord]) -> bool:
-        """Every Lightning Trainer built here has `max_epochs` Known 1 (and there is one)."""
-        for record in trainers:
-            bound = bind(record.node, record.ctx.scope, Signature((), (F.LIGHTNING_EPOCHS_KEYWORD,), ()), 0)
-            state = bound[F.LIGHTNING_EPOCHS_KEYWORD].state
-            if not (isinstance(state, Known) and state.value == 1):
-                return False
-        return bool(trainers)
+    def _constructions(self, expr: cst.BaseExpression, scope: Scope,
+                       names: FrozenSet[str]) -> List[Tuple[cst.Call, Scope]]:
+        """Each construction of ``names`` an expression may hold, with the scope it is written in; for
+        Ignite's engines, also a call of a function of another project module that returns one."""
+        found = []
+        for value in self.flow.values(expr, scope, (), OBJECT_FLOW):
+            if value.path or not isinstance(value.node, cst.Call):
+                continue
+            targets = resolve(value.node.func, value.scope)
+            if self._builds(targets, names) or self._helper_builds(targets, names):
+                found.append((value.node, value.scope))
+        return found
+
+    def _helper_builds(self, targets: FrozenSet[Target], names: FrozenSet[str]) -> bool:
+        """The callee is a function of another project module returning an Ignite engine, or (for
+        Lightning's Trainer) one returning a Trainer, or a Trainer subclass there."""
+        imports = self.file.imports
+        target = next(iter(targets)) if len(targets) == 1 else None
+        if imports is None or not isinstance(target, str):
+            return False
+        if names == F.IGNITE_ENGINES:
+            return imports.engine_helper(target)
+        return F.LIGHTNING_TRAINERS <= names and imports.trainer_helper(target)
+
+    def trainer_class(self, cls: ClassInfo) -> bool:
+        """A class of this file subclassing Lightning's Trainer (directly or through a same-file base)."""
+        return bool(self.file.collector.imported_packages & F.FRAMEWORK_PACKAGES) and self.file.subclasses_any(
+            cls, F.LIGHTNING_TRAINERS
+        )
+
+    def returns_trainer(self, func: FunctionInfo) -> bool:
+        """A function of this file that returns a Lightning Trainer (in some branch)."""
+        trainers = F.LIGHTNING_TRAINERS | F.LIGHTNING_TRAINER_FACTORIES
+        return bool(self.file.collector.imported_packages & F.FRAMEWORK_PACKAGES) and any(
+            returned is not None and self._instance_of(returned, func.scope, trainers) for returned in func.returns
+        )
+
+    def returns_engine(self, func: FunctionInfo) -> bool:
+        """A function of this file that returns an Ignite engine (in some branch)."""
+        return bool(self.file.collector.imported_packages & F.FRAMEWORK_PACKAGES) and any(
+            returned is not None and self._instance_of(returned, func.scope, F.IGNITE_ENGINES)
+            for returned in func.returns
+        )
+
+    def _short_run(self, call: cst.Call, scope: Scope) -> bool:
+        """A Trainer construction that runs no second epoch (frameworks.py: max_epochs, fast_dev_run,
+        a smoke run's max_steps); a class-method constructor shows no run length."""
+        if self._builds(resolve(call.func, scope), F.LIGHTNING_TRAINER_FACTORIES):
+            return False
+        epochs_key, steps_key = F.LIGHTNING_EPOCHS_KEYWORD, F.LIGHTNING_STEPS_KEYWORD
+        fast_key = F.LIGHTNING_FAST_DEV_RUN
+        bound = bind(call, scope, Signature((), (epochs_key, steps_key, fast_key), ()), 0)
+        epochs, steps, fast = bound[epochs_key].state, bound[steps_key].state, bound[fast_key].state
+        if isinstance(fast, Known) and fast.value:
+            return True  # overrides max_epochs and max_steps
+        epoch_count, step_count = _known_int(epochs), _known_int(steps)
+        if epoch_count is not None:
+            return 0 <= epoch_count <= 1  # -1: no limit
+        return epochs == NO_DEFAULT and step_count is not None and 0 <= step_count <= F.SMOKE_MAX_STEPS
+
+    def _short_runs(self, constructions: List[Tuple[cst.Call, Scope]]) -> bool:
+        """Every Trainer among ``constructions`` is a short run (and there is one)."""
+        return bool(constructions) and all(self._short_run(call, scope) for call, scope in constructions)
 
     def lightning_class(self, cls: ClassInfo) -> bool:
         """Subclasses a Lightning module or datamodule: directly, through a same-file base, or through a
@@ -140,19 +199,24 @@ class FrameworkUses:
             if method is not None:
                 for returned in method.returns:
                     if returned is not None:
-                        yield method, returned, repeats and not self._lightning_single_epoch
+                        yield method, returned, repeats
 
     def _find_hooks(self) -> None:
-        """The hooks of the file's Lightning classes, inherited ones (a mixin's) included, each once."""
-        seen: Set[Tuple[FunctionInfo, cst.BaseExpression]] = set()
+        """The hooks of the file's Lightning classes, inherited ones (a mixin's) included, each once:
+        repeated when a `fit` of this file that runs the class runs several epochs, or, for a class no
+        `fit` here runs, unless every Trainer of the file is a short run."""
+        repeats_of: Dict[Tuple[FunctionInfo, cst.BaseExpression], bool] = {}
         for cls in self.file.classes.values():
             if not self.lightning_class(cls):
                 continue
+            fitted = self._fitted.get(cls)
+            runs_again = not self._lightning_single_epoch if fitted is None else fitted
             for method, returned, repeats in self._hook_returns(cls):
-                if (method, returned) not in seen:
-                    seen.add((method, returned))
-                    ctx = Context(scope=method.scope, function=method, loops=(), guarded=True, top_statement=None)
-                    self._hand(returned, method.scope, ctx, returned, repeats, F.SETS_EPOCH.lightning)
+                repeats_of[(method, returned)] = repeats_of.get((method, returned), False) or (repeats and runs_again)
+        for (method, returned), repeats in repeats_of.items():
+            self.hook_returns.add(returned)
+            ctx = Context(scope=method.scope, function=method, loops=(), guarded=True, top_statement=None)
+            self._hand(returned, method.scope, ctx, returned, repeats, F.SETS_EPOCH.lightning)
 
     def _hand(self, expr: cst.BaseExpression, scope: Scope, ctx: Context, node: cst.CSTNode, repeats: bool,
               sets_epoch: bool) -> None:
@@ -160,9 +224,10 @@ class FrameworkUses:
         if sets_epoch:
             self.epoch_set.append((expr, scope))
 
-    def _lightning_call(self, record: CallRecord, method: F.FrameworkMethod) -> None:
+    def _lightning_call(self, record: CallRecord, method: F.FrameworkMethod, short_run: bool) -> None:
+        """A Trainer's `fit` (or validate/test/predict) call; ``short_run``: its Trainer runs no second epoch."""
         call, ctx = record.node, record.ctx
-        repeats = method.repeats and not self._lightning_single_epoch
+        repeats = method.repeats and not short_run
         for where in method.loaders:
             expr = _argument(call, where)
             if expr is not None:
@@ -174,17 +239,20 @@ class FrameworkUses:
             for value in self.flow.values(arg.value, ctx.scope, (), OBJECT_FLOW):
                 cls = self.file.instance_class(value.node, value.scope) if isinstance(value.node, cst.Call) else None
                 if cls is not None and self.lightning_class(cls):
+                    if method.repeats:
+                        self._fitted[cls] = self._fitted.get(cls, False) or repeats
                     for hook, returned, hook_repeats in self._hook_returns(cls):
-                        repeated = hook_repeats and method.repeats
+                        repeated = hook_repeats and repeats
                         self._hand(returned, hook.scope, ctx, call, repeated, F.SETS_EPOCH.lightning)
 
     # -- every framework's calls -----------------------------------------------
     def _find_calls(self) -> None:
-        """One pass over the file's calls (each callee resolved once); Lightning's calls are read once
-        every Trainer construction is known (`max_epochs=1` anywhere in the file decides)."""
+        """One pass over the file's calls (each callee resolved once). The Trainer a Lightning call is
+        made on decides its run length; the file's Trainers together decide for hooks no `fit` here runs."""
         lightning_methods = {m.name: m for m in F.LIGHTNING_METHODS}
-        trainers: List[CallRecord] = []
-        lightning_calls: List[Tuple[CallRecord, F.FrameworkMethod]] = []
+        trainer_constructors = F.LIGHTNING_TRAINERS | F.LIGHTNING_TRAINER_FACTORIES
+        trainers: List[Tuple[cst.Call, Scope]] = []
+        lightning_calls: List[Tuple[CallRecord, F.FrameworkMethod, bool]] = []
         if not self.file.collector.imported_packages & F.FRAMEWORK_PACKAGES:
             for record in self.file.calls:  # no framework imported: an accelerator handed in, at most
                 func = record.node.func
@@ -196,8 +264,8 @@ class FrameworkUses:
             call, scope = record.node, record.ctx.scope
             func = call.func
             targets = resolve(func, scope)
-            if self._builds(targets, F.LIGHTNING_TRAINERS):
-                trainers.append(record)
+            if self._builds(targets, trainer_constructors) or self._helper_builds(targets, trainer_constructors):
+                trainers.append((call, scope))
             elif self._builds(targets, F.IGNITE_SAMPLER_EPOCH):
                 for arg in call.args:
                     if arg.keyword is not None and arg.keyword.value == F.IGNITE_SAMPLER_KEYWORD:
@@ -206,8 +274,8 @@ class FrameworkUses:
                 self.config_calls.append(self._config_call(record))
             elif isinstance(func, cst.Attribute):
                 name = func.attr.value
-                if name in lightning_methods and self._instance_of(func.value, scope, F.LIGHTNING_TRAINERS):
-                    lightning_calls.append((record, lightning_methods[name]))
+                if name in lightning_methods and (runs := self._constructions(func.value, scope, trainer_constructors)):
+                    lightning_calls.append((record, lightning_methods[name], self._short_runs(runs)))
                 elif name in F.ACCELERATE_PREPARE and self._accelerator(func.value, scope):
                     self._prepare(record)
                 elif name == F.IGNITE_RUN.name and (engines := self._instance_of(func.value, scope, F.IGNITE_ENGINES)):
@@ -215,9 +283,9 @@ class FrameworkUses:
                 elif name == F.IGNITE_REGISTER_CALL and call.args and _has_epoch_event(call.args[0].value, scope):
                     if len(call.args) > 1:
                         self._epoch_handler(func.value, call.args[1].value, scope)
-        self._lightning_single_epoch = self._trainers_run_one_epoch(trainers)
-        for record, method in lightning_calls:
-            self._lightning_call(record, method)
+        self._lightning_single_epoch = self._short_runs(trainers)
+        for record, method, short_run in lightning_calls:
+            self._lightning_call(record, method, short_run)
         for info in self.file.functions.values():
             for decorator in info.node.decorators:
                 expr = decorator.decorator

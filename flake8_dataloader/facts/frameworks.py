@@ -45,6 +45,10 @@ LIGHTNING_BASES = _spellings(
      "core.module.LightningModule", "core.datamodule.LightningDataModule"),
 )
 LIGHTNING_TRAINERS = _spellings(_LIGHTNING_PACKAGES, ("Trainer", "trainer.Trainer", "trainer.trainer.Trainer"))
+# Class-method constructors of the Trainer: a Trainer whose run length the call does not show.
+LIGHTNING_TRAINER_FACTORIES = frozenset(
+    f"{trainer}.{method}" for trainer in LIGHTNING_TRAINERS for method in ("from_argparse_args",)
+)
 # Hook name -> iterated every epoch (train, and validation after each epoch) or once per call.
 LIGHTNING_HOOKS: Mapping[str, bool] = {
     "train_dataloader": True,
@@ -60,6 +64,12 @@ LIGHTNING_METHODS = (
     FrameworkMethod("predict", (LoaderArgument(1, "dataloaders"),), False),
 )
 LIGHTNING_EPOCHS_KEYWORD = "max_epochs"
+# A Trainer that runs no second epoch: `max_epochs` Known <= 1, `fast_dev_run` Known truthy (a few
+# batches), or `max_steps` Known in 0..SMOKE_MAX_STEPS with `max_epochs` omitted (a smoke run; a real
+# step budget is thousands, and -1, Lightning's default, means no limit).
+LIGHTNING_FAST_DEV_RUN = "fast_dev_run"
+LIGHTNING_STEPS_KEYWORD = "max_steps"
+SMOKE_MAX_STEPS = 8
 LIGHTNING_TRIGGER = "Lightning"  # a module without it defines no Lightning class
 
 

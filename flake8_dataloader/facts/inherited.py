@@ -59,9 +59,11 @@ def inherited_dataset(file: ClassFacts, graph: CallGraph, cls: ClassInfo) -> Opt
         summary = summary._replace(shards=True, single_use=None, iter_origin=None)
     if defined & set(READ_METHODS):
         summary = summary._replace(cuda=None, containers=())
-    if summary.held is not None:
-        attr = summary.held[0]
-        inits = [klass.methods["__init__"] for klass in chain if "__init__" in klass.methods]
-        if _reassigns(chain, attr) or any(not _calls_super_init(graph, init) for init in inits):
-            summary = summary._replace(held=None)
+    inits = [klass.methods["__init__"] for klass in chain if "__init__" in klass.methods]
+    replaced_init = any(not _calls_super_init(graph, init) for init in inits)
+    if summary.held is not None and (replaced_init or _reassigns(chain, summary.held[0])):
+        summary = summary._replace(held=None)
+    if summary.rngs:  # the base's RNGs, unless its __init__ is replaced or the attribute assigned again
+        kept = () if replaced_init else tuple(rng for rng in summary.rngs if not _reassigns(chain, rng[0]))
+        summary = summary._replace(rngs=kept)
     return summary

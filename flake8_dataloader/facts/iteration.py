@@ -64,12 +64,14 @@ def foreign_arguments(call: cst.Call, callee: CallableSummary) -> List[Tuple[str
 
 
 class _Event:
-    __slots__ = ("expr", "ctx", "node", "header", "use", "repeats", "scope")
+    __slots__ = ("expr", "ctx", "node", "header", "use", "repeats", "scope", "contents")
 
     def __init__(self, expr: cst.BaseExpression, ctx: Context, node: cst.CSTNode,
-                 header: Optional[LoopInfo], use: Use, repeats: bool = False, scope: Optional[Scope] = None) -> None:
+                 header: Optional[LoopInfo], use: Use, repeats: bool = False, scope: Optional[Scope] = None,
+                 contents: bool = False) -> None:
         self.expr, self.ctx, self.node, self.header, self.use = expr, ctx, node, header, use
         self.repeats = repeats  # a framework iterates it every epoch
+        self.contents = contents  # a framework iterates each loader of a list or dict it is handed too
         # Where ``expr`` is read: its own context's scope, except for a hook's return iterated at `fit`.
         self.scope = ctx.scope if scope is None else scope
 
@@ -95,7 +97,14 @@ class IterationFacts:
             self._find_foreign_callees() if self.flow.sites or self.flow.element_sites else {}
         )
         self.attribute_uses: List[AttributeUse] = []  # `self.x` iterated or handed on in a method
+        # Where the object a call of a same-file generator function returns is consumed (iterated, or
+        # handed to a call): its body, and the loader it iterates, run there, not where it is made.
+        self.generator_uses: DefaultDict[cst.Call, List[Context]] = defaultdict(list)
+        self._generators = any(func.is_generator for func in file.functions.values())
         self._find_iterations(file.collector)
+        for record in file.calls if self._generators else ():
+            if last_name(record.node.func) == "next" and record.node.args:  # a generator's next() runs it
+                self._note_generator_use(record.node.args[0].value, record.ctx.scope, record.ctx)
 
     # -- queries -------------------------------------------------------------
     def iterations_of(self, site: LoaderSite) -> List[IterationSite]:
@@ -119,7 +128,7 @@ class IterationFacts:
         if self._framework_epochs is None:
             self._framework_epochs = set()
             for expr, scope in self.frameworks.epoch_set:
-                self._framework_epochs |= self.flow.sites_of(expr, scope)
+                self._framework_epochs |= self.flow.sites_of(expr, scope) | self.flow.contents_of(expr, scope)
         return any(site in self._framework_epochs for site in self.sites_of_call(call))
 
     def _each_epoch(self, ctx: Context) -> bool:
@@ -199,7 +208,7 @@ class IterationFacts:
 
         for handed in self.frameworks.handed:
             level = Use.REPEATED if handed.repeats or self._each_epoch(handed.ctx) else Use.ITERATED
-            events.append(_Event(handed.expr, handed.ctx, handed.node, None, level, handed.repeats, handed.scope))
+            events.append(_Event(handed.expr, handed.ctx, handed.node, None, level, handed.repeats, handed.scope, True))
             if isinstance(handed.node, cst.Call):
                 consumed.add(handed.node)
 
@@ -274,9 +283,13 @@ class IterationFacts:
             return False
 
         for event in self._events(collector):
+            self._note_generator_use(event.expr, event.scope, event.ctx)
             if event.use != Use.PASSED_ON:
                 loops = repeating_loops(event.expr, event.ctx)
-                for site in self.flow.sites_of(event.expr, event.scope):
+                sites = self.flow.sites_of(event.expr, event.scope)
+                if event.contents:
+                    sites = sites | self.flow.contents_of(event.expr, event.scope)
+                for site in sites:
                     repeated = event.repeats or self._in_handler(site, event.ctx)
                     self.iterations.append(IterationSite(site, event.node, event.ctx, loops, event.header, repeated))
             event_use = Use.REPEATED if self._each_epoch(event.ctx) else event.use
@@ -301,6 +314,7 @@ class IterationFacts:
             if callee is not None:
                 for param, arg in self.graph.map_arguments(record.node, callee.function, callee.offset):
                     edges.append((record, callee.function, param, arg))
+                    self._note_generator_use(arg, record.ctx.scope, record.ctx)
             foreign = self._foreign_callees.get(record.node)
             if foreign is not None:
                 uses[foreign] = {param: Use(value) for param, value in foreign.uses}
@@ -334,6 +348,13 @@ class IterationFacts:
                 repeated = level == Use.REPEATED or self._in_handler(site, ctx)
                 self.iterations.append(IterationSite(site, record.node, ctx, loops, None, repeated))
         self._carry_through_calls()
+
+    def _note_generator_use(self, expr: cst.BaseExpression, scope: Scope, ctx: Context) -> None:
+        if self._generators:
+            for value in self.flow.values(expr, scope):
+                callee = self.graph.callees.get(value.node) if isinstance(value.node, cst.Call) else None
+                if callee is not None and callee.function.is_generator and not value.path:
+                    self.generator_uses[value.node].append(ctx)  # type: ignore[index]
 
     def _carry_through_calls(self) -> None:
         """A call of a function that iterates a loader it did not build iterates it at the call.

@@ -73,6 +73,11 @@ class LoaderFacts:
         if self.file.imports is None:
             return None
         targets = resolve(func, scope)
+        if len(targets) > 1 and scope.module.star_imports and all(isinstance(t, str) for t in targets):
+            # A name several star imports may bind (`from common import *`, `from torch.utils.data import
+            # *`): the one project module that defines it.
+            defined = [t for t in sorted(targets, key=str) if self.file.imports.defines(str(t))]
+            return str(defined[0]) if len(defined) == 1 else None
         target = next(iter(targets)) if len(targets) == 1 else None
         return target if isinstance(target, str) else None
 
@@ -237,6 +242,10 @@ class LoaderFacts:
             if found is not None and found not in out:
                 out.append(found)
         return out
+
+    def inherited_dataset(self, cls: ClassInfo) -> Optional[DatasetSummary]:
+        """What a class of this file inherits from a dataset class of another project module, if any."""
+        return inherited_dataset(self.file, self.graph, cls) if self.file.imports is not None else None
 
     def loaders_using(self, cls: ClassInfo) -> List[LoaderCall]:
         """Loader calls whose dataset may be an instance of ``cls``."""

@@ -3,12 +3,13 @@ which samplers the file's `set_epoch` calls reach."""
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Set
+from typing import Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from . import constants as C
-from .flow import OBJECT_FLOW, Value
+from .flow import ANY, OBJECT_FLOW, Value
+from .foreign import Origin
 from .model import Known, LoaderCall
 from .resolve import Scope, evaluate, qualname_in, resolve
 
@@ -73,13 +74,48 @@ def distributed_samplers(facts, expr: cst.BaseExpression, scope: Scope, depth: i
 
 
 def loader_samplers(facts, call: LoaderCall) -> List[cst.Call]:
-    """The shuffling DistributedSamplers a loader call is given (as sampler or inside its batch_sampler)."""
+    """The shuffling DistributedSamplers a loader call is given (as sampler or inside its batch_sampler);
+    for one a function of another project module returns, the call of that function here."""
     out: List[cst.Call] = []
     for name in ("sampler", "batch_sampler"):
         argument = call.args[name]
         if argument.expr is not None:
             out.extend(c for c in distributed_samplers(facts, argument.expr, call.ctx.scope) if c not in out)
+            out.extend(c for c, _ in imported_samplers(facts, argument.expr, call.ctx.scope) if c not in out)
     return out
+
+
+def imported_samplers(facts, expr: cst.BaseExpression, scope: Scope) -> List[Tuple[cst.Call, Origin]]:
+    """(call here, where the sampler is built) for each call of a project helper of another module whose
+    result (or the element of it an expression takes) is a shuffling DistributedSampler (Across files v7)."""
+    out: List[Tuple[cst.Call, Origin]] = []
+    if facts.file.imports is None:
+        return out
+    for value in facts.flow.values(expr, scope, (), OBJECT_FLOW):
+        for origin in _helper_samplers(facts, value):
+            if (value.node, origin) not in out:
+                out.append((value.node, origin))
+    return out
+
+
+def helper_origin(facts, call: LoaderCall, sampler: cst.Call) -> Optional[Origin]:
+    """Where the sampler is built when ``sampler`` is the call of an imported helper returning it."""
+    for name in ("sampler", "batch_sampler"):
+        expr = call.args[name].expr
+        for helper, origin in imported_samplers(facts, expr, call.ctx.scope) if expr is not None else ():
+            if helper is sampler:
+                return origin
+    return None
+
+
+def _helper_samplers(facts, value: Value) -> List[Origin]:
+    """Where the DistributedSamplers a call of an imported helper returns (or the element of its result
+    the value is) are built."""
+    if facts.file.imports is None or not isinstance(value.node, cst.Call) or len(value.path) > 1:
+        return []
+    qualname = facts.loaders.imported(value.node.func, value.scope)
+    found = facts.file.imports.sampler_helper(qualname) if qualname else ()
+    return [origin for path, origin in found if tuple(value.path) in (path, (ANY,))]
 
 
 def set_epoch_reaches(facts) -> Optional[Set[cst.Call]]:
@@ -119,6 +155,9 @@ def set_epoch_reaches(facts) -> Optional[Set[cst.Call]]:
         for value in values:
             if _never_a_sampler(value):
                 continue  # the None branch of `sampler = DistributedSampler(ds) if ddp else None`
+            if _helper_samplers(facts, value):
+                out.add(value.node)  # an imported helper's sampler: its call stands for it
+                continue
             if value.path or not isinstance(value.node, cst.Call):
                 return None
             if facts.file.instance_class(value.node, value.scope) is None:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 LOG = logging.getLogger("flake8.dataloader")
 
+# A module without a dataset, a loader or a Lightning class summarises to something only through these.
+HELPER_TOKENS = ("DistributedSampler", "ignite", "lightning")
 # Generated modules (protobuf, tables) can be huge and hold no datasets: not read past this.
 MAX_MODULE_BYTES = 256_000
 
@@ -78,9 +80,9 @@ def _read(path: str, size: int, settings: Settings) -> ModuleEntry:
         LOG.info("flake8-dataloader: not following %s: %s", path, exc)
         return EMPTY_ENTRY
     # What a summary can hold: dataset classes, loader factories, functions and classes iterating what they
-    # get, Lightning classes.
+    # get, Lightning classes, functions returning DistributedSamplers or Ignite engines.
     if not ("Dataset" in source or LIGHTNING_TRIGGER in source or has_trigger(source, settings, tree)
-            or uses_what_it_is_given(tree)):
+            or any(token in source for token in HELPER_TOKENS) or uses_what_it_is_given(tree)):
         return ModuleEntry(EMPTY_SUMMARY, *import_table(tree))
     return ModuleEntry(_summarised(path, source, tree, settings), *import_table(tree))
 

@@ -23,7 +23,8 @@ from ..rules.base import source_of
 from ..rules.dl3_start_method import UnpicklableWorkerPayload
 from ..rules.dl5_correctness import SingleUseIterableDataset, reads_worker_info, shards_by_worker, single_use_return
 from ..rules.dl6_resources import containers_indexed, cuda_in_reads
-from ..facts.samplers import loader_samplers, set_epoch_reaches
+from ..facts.samplers import distributed_samplers, loader_samplers, set_epoch_reaches
+from ..rules.dl2_randomness import DRAW_ROOTS, UnseededDatasetRng
 from ..facts.classes import self_attribute
 from ..settings import Settings
 from .lines import CallLines, first_line, method_line, top_level
@@ -71,6 +72,10 @@ def summarise(
     nodes += [call for _, call in cuda.values()]
     samplers = _unset_samplers(facts, factory_calls)
     nodes += list(samplers.values())
+    helpers = _sampler_helpers(facts, [f for f in top_functions if f not in facts.flow.factories])
+    nodes += [sampler for found in helpers.values() for _, sampler in found]
+    rngs = {k: _undrawn_rngs(facts, k) for k in top_classes if facts.file.dataset_kind(k) is not None}
+    nodes += [creation for found in rngs.values() for _, creation in found]
     lines = _Lines(facts, module, source, tree, nodes)
 
     def origin(node: cst.CSTNode, function: Optional[FunctionInfo] = None, cls: Optional[ClassInfo] = None) -> Origin:
@@ -94,6 +99,7 @@ def summarise(
             held=UnpicklableWorkerPayload.held_on_self(facts, klass),
             cuda=_cuda_place(cuda.get(klass), klass, origin),
             containers=_indexed_attributes(facts, klass),
+            rngs=tuple((attr, str(origin(creation))) for attr, creation in rngs.get(klass, ())),
         )
     factories: Dict[str, FactorySummary] = {}
     module_level = set(top_functions)
@@ -116,7 +122,51 @@ def summarise(
         if summary is not None:
             callables[klass.name] = summary
     lightning = frozenset(k.name for k in top_classes if facts.frameworks.lightning_class(k))
-    return ModuleSummary(datasets, factories, callables, _worker_inits(facts, top_functions), lightning)
+    sampler_helpers = {
+        func.name: tuple((path, origin(sampler, func)) for path, sampler in found) for func, found in helpers.items()
+    }
+    engines = frozenset(f.name for f in top_functions if facts.frameworks.returns_engine(f))
+    trainers = frozenset([*(k.name for k in top_classes if facts.frameworks.trainer_class(k)),
+                          *(f.name for f in top_functions if facts.frameworks.returns_trainer(f))])
+    return ModuleSummary(datasets, factories, callables, _worker_inits(facts, top_functions), lightning,
+                         sampler_helpers, engines, trainers)
+
+
+_Helpers = Dict[FunctionInfo, List[Tuple[Tuple[int, ...], cst.Call]]]
+
+
+def _sampler_helpers(facts: FileFacts, functions: List[FunctionInfo]) -> _Helpers:
+    """Functions returning a shuffling DistributedSampler (whole, or as an element of a returned tuple)
+    whose epoch this module never sets (nor has a set_epoch it cannot follow)."""
+    found: _Helpers = {}
+    for func in functions:
+        for returned in func.returns:
+            if returned is None:
+                continue
+            elements: List[Tuple[Tuple[int, ...], cst.BaseExpression]] = [((), returned)]
+            if isinstance(returned, cst.Tuple):
+                elements += [((i,), e.value) for i, e in enumerate(returned.elements)
+                             if not isinstance(e, cst.StarredElement)]
+            for path, expr in elements:
+                for sampler in distributed_samplers(facts, expr, func.scope):
+                    if (path, sampler) not in found.get(func, []):
+                        found.setdefault(func, []).append((path, sampler))
+    if not found:
+        return {}
+    epoch_set = set_epoch_reaches(facts)
+    if epoch_set is None:
+        return {}
+    kept = {func: [(p, s) for p, s in pairs if s not in epoch_set] for func, pairs in found.items()}
+    return {func: pairs for func, pairs in kept.items() if pairs}
+
+
+def _undrawn_rngs(facts: FileFacts, klass: ClassInfo) -> List[Tuple[str, cst.Call]]:
+    """(attribute, creation) of the RNGs the class holds and does not itself draw from unreseeded."""
+    held = UnseededDatasetRng._held_rngs(facts, klass)
+    if not held:
+        return []
+    drawn, reseeded = UnseededDatasetRng._draws(facts, klass, facts.graph.reachable(klass, DRAW_ROOTS), held, {})
+    return [(attr, creation) for attr, (creation, _) in sorted(held.items()) if attr not in drawn - reseeded]
 
 
 def _worker_inits(facts: FileFacts, top_functions: List[FunctionInfo]) -> Dict[str, bool]:

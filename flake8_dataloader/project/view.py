@@ -9,7 +9,7 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 import libcst as cst
 
 from ..facts.analysis import FileFacts
-from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary
+from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary, Origin
 from ..facts.resolve import join_dotted
 from ..settings import Settings, loader_tails
 from . import index, store
@@ -30,6 +30,9 @@ class Defined(NamedTuple):
     callable: Optional[CallableSummary] = None
     shards: Optional[bool] = None  # a function: whether it reads get_worker_info() (a worker_init_fn)
     lightning: bool = False  # a class subclassing a Lightning module or datamodule
+    samplers: Tuple[Tuple[Tuple[int, ...], Origin], ...] = ()  # a function returning DistributedSamplers
+    engine: bool = False  # a function returning an Ignite engine
+    trainer: bool = False  # a Lightning Trainer subclass, or a function returning a Trainer
     path: Optional[str] = None  # the module it was found in (set only when something was found)
 
 
@@ -95,6 +98,19 @@ class ImportView:
     def lightning_class(self, qualname: str) -> bool:
         return self._find(qualname).lightning
 
+    def sampler_helper(self, qualname: str) -> Tuple[Tuple[Tuple[int, ...], Origin], ...]:
+        return self._find(qualname).samplers
+
+    def engine_helper(self, qualname: str) -> bool:
+        return self._find(qualname).engine
+
+    def trainer_helper(self, qualname: str) -> bool:
+        return self._find(qualname).trainer
+
+    def defines(self, qualname: str) -> bool:
+        """A module of the project summarises something under that name (directly or re-exported)."""
+        return self._find(qualname) != NOTHING
+
     def _find(self, qualname: str) -> Defined:
         if not self.enabled:
             return NOTHING
@@ -131,7 +147,8 @@ class ImportView:
         summary = entry.summary
         found = Defined(
             summary.datasets.get(name), summary.factories.get(name), summary.callables.get(name),
-            summary.shards.get(name), name in summary.lightning,
+            summary.shards.get(name), name in summary.lightning, summary.samplers.get(name, ()),
+            name in summary.engines, name in summary.trainers,
         )
         if found != NOTHING:
             return found._replace(path=location.path)

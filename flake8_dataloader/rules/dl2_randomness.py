@@ -158,7 +158,12 @@ class UnseededDatasetRng(Rule):
     """
 
     CODE = "DL201"
-    ACROSS_FILES = DEFINED_HERE.format(what="dataset class")
+    ACROSS_FILES = DEFINED_HERE.format(what="dataset class") + (
+        " An RNG an imported dataset base creates in `__init__` (or its class body) and does not draw from "
+        "itself is reported at the `class` line of a subclass of this file that draws from it, naming the "
+        "creation's file and line; a subclass whose `__init__` does not call `super().__init__()`, or that "
+        "assigns the attribute again, does not inherit it."
+    )
     NAME = "unseeded-dataset-rng"
     MESSAGE = (
         "{rng} of {klass} is copied into every worker with the same state (workers draw identical "
@@ -174,8 +179,8 @@ class UnseededDatasetRng(Rule):
         reported: Set[cst.Call] = set()  # one finding per creation, however many subclasses inherit it
         module_rngs = cls._module_rngs(facts)
         for klass in facts.file.classes.values():
-            if facts.file.dataset_kind(klass) is None:
-                continue
+            if facts.file.dataset_kind(klass) is None and facts.loaders.inherited_dataset(klass) is None:
+                continue  # neither a dataset class nor a subclass of one of another project module
             rngs = cls._held_rngs(facts, klass)
             if not rngs and not module_rngs:
                 continue
@@ -193,6 +198,26 @@ class UnseededDatasetRng(Rule):
                 reported.add(creation)
                 label = f"self.{key}" if key in rngs else key
                 yield cls.finding(creation, rng=label, klass=owner.name)
+        yield from cls._inherited(facts)
+
+    @classmethod
+    def _inherited(cls, facts) -> Iterator[Finding]:
+        """A subclass of this file drawing from an RNG its imported dataset base creates: reported at the
+        subclass (the base's module reports only the RNGs its own methods draw from)."""
+        for klass in facts.file.classes.values():
+            inherited = facts.loaders.inherited_dataset(klass)
+            if inherited is None or not inherited.rngs:
+                continue
+            created = dict(inherited.rngs)
+            methods = facts.graph.reachable(klass, DRAW_ROOTS)
+            drawn, reseeded = cls._draws(facts, klass, methods, created, {})
+            if not drawn - reseeded:
+                continue
+            loaders = facts.loaders.loaders_using(klass)
+            if loaders and all(facts.iteration.single_process_everywhere(c) or cls._passes_init_fn(c) for c in loaders):
+                continue
+            key = min(drawn - reseeded)
+            yield cls.finding(klass.node, rng=f"self.{key} (created at {created[key]})", klass=klass.name)
 
     @staticmethod
     def _passes_init_fn(call) -> bool:

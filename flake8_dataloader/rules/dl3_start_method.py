@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from ..facts import constants as C
-from ..facts.model import FunctionInfo, Known, LoaderCall, LoaderSite
+from ..facts.model import CallRecord, FunctionInfo, Known, LoaderCall, LoaderSite
 from ..facts.nodes import children
 from ..facts.walk import Visited
 from ..facts.resolve import evaluate, follow_single_binding, resolve
@@ -72,6 +72,27 @@ def uses_fork_context(call: LoaderCall) -> bool:
 def spawn_exposed(site: LoaderSite) -> bool:
     """A worker-using loader that does not pin the fork start method."""
     return site.worker_using() and not all(uses_fork_context(c) for c in site.calls)
+
+
+def generator_run_at(facts, record: CallRecord) -> Tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
+    """(anchor, statement) where the object a module-level call of a generator function returns is
+    first consumed unguarded at module level: the call itself when consumed in place (`for b in
+    cycle(loader)`), the consuming statement, or a module-level call of a function that consumes it.
+    (None, None) when nothing unguarded runs it: making a generator runs none of its body."""
+    functions: Set[FunctionInfo] = set()
+    for ctx in facts.iteration.generator_uses.get(record.node, ()):
+        if ctx.function is not None:
+            functions.add(ctx.function)
+        elif not ctx.guarded:
+            if ctx.top_statement is record.ctx.top_statement:
+                return record.node, ctx.top_statement
+            return ctx.top_statement, ctx.top_statement
+    consumers = facts.graph.calling(functions)
+    for call in facts.graph.calls_in(None):
+        found = facts.graph.callees.get(call.node)
+        if found is not None and found.function in consumers and not call.ctx.guarded:
+            return call.node, call.ctx.top_statement
+    return None, None
 
 
 class UnguardedEntryPoint(Rule):
@@ -146,7 +167,14 @@ class UnguardedEntryPoint(Rule):
 
     ## Known limits
     Calls are followed within the file only (functions, methods through
-    `self` and module-level instances of classes of the file). Anchor: the
+    `self` and module-level instances of classes of the file). A generator
+    over a loader runs where it is consumed: one made at module level is
+    reported at the module-level statement that iterates it or calls
+    `next()` on it, at a module-level call handed it, or at a module-level
+    call of a function that consumes it; one made and never consumed
+    unguarded is not reported. Calling a Lightning hook directly
+    (`first = dm.train_dataloader()`) builds the loader and iterates
+    nothing: reported only where its result is iterated. Anchor: the
     module-level statement, or the call.
 
     ## References
@@ -186,15 +214,22 @@ class UnguardedEntryPoint(Rule):
                 continue
             if found.function not in iterating and record.node not in iterating_calls:
                 continue
+            anchor: Optional[cst.CSTNode] = record.node
             statement = record.ctx.top_statement
-            if statement is not None and statement not in reported:
+            if found.function.is_generator:
+                anchor, statement = generator_run_at(facts, record)
+            if anchor is not None and statement is not None and statement not in reported:
                 reported.add(statement)
-                yield cls.finding(record.node, what=f"{found.function.name}() iterates a loader with workers and runs")
+                yield cls.finding(anchor, what=f"{found.function.name}() iterates a loader with workers and runs")
 
     @staticmethod
     def _functions_iterating(facts) -> Set[FunctionInfo]:
+        # A Lightning hook's return is iterated by the Trainer, not by the hook: calling the hook
+        # directly (`first = dm.train_dataloader()`) only builds the loader.
+        hook_returns = facts.frameworks.hook_returns
         return facts.graph.calling(
-            it.ctx.function for it in facts.iteration.iterations if it.ctx.function is not None and spawn_exposed(it.site)
+            it.ctx.function for it in facts.iteration.iterations
+            if it.ctx.function is not None and spawn_exposed(it.site) and it.node not in hook_returns
         )
 
 

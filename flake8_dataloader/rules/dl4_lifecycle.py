@@ -18,7 +18,7 @@ from ..facts.mutation import (
 )
 from ..facts.flow import Value
 from ..facts.resolve import Scope, names_in, qualname_in
-from ..facts.samplers import for_evaluation, loader_samplers, set_epoch_reaches
+from ..facts.samplers import for_evaluation, helper_origin, loader_samplers, set_epoch_reaches
 from .base import (
     FACTORY_SITES,
     FOLLOWS_CALLABLES,
@@ -283,8 +283,11 @@ class PersistentWorkersDisabled(Rule):
     engine's `run(loader, max_epochs=N)` (N not Known 1; omitted is one
     pass) or run by a handler of `Events.EPOCH_STARTED`/`EPOCH_COMPLETED`
     (also one the handler reads as a parameter of the function it is defined
-    in), and a loader accelerate's `prepare()` wraps. Not when every Lightning
-    `Trainer` of the file has `max_epochs=1`. `TrainingArguments(...)` and
+    in), and a loader accelerate's `prepare()` wraps. Not when the Lightning
+    `Trainer` the `fit` is called on is a short run (`max_epochs` Known 0 or
+    1, `fast_dev_run` Known truthy, or `max_steps` Known 0 to 8 with
+    `max_epochs` omitted); a hook no `fit` of the file runs, only when every
+    `Trainer` of the file is. `TrainingArguments(...)` and
     `Seq2SeqTrainingArguments(...)` configure the loaders the transformers
     Trainer builds: with `dataloader_num_workers` > 0 (or unknown) and no
     `dataloader_persistent_workers`, the finding is at that call and asks for
@@ -744,7 +747,9 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     ACROSS_FILES = (
         "A DistributedSampler built inside a factory imported from the project (and not given its epoch there) "
         "is followed: the factory's call here is reported, naming the sampler's file and line, unless this file "
-        "calls `set_epoch` on the loader's `.sampler`."
+        "calls `set_epoch` on the loader's `.sampler`. So is one returned by an imported helper "
+        "(`sampler = make_sampler(ds)`, alone or as an element of a returned tuple) and given to a loader here: "
+        "the helper's call is reported, unless this file calls `set_epoch` on its result or on the loader's `.sampler`."
     )
     NAME = "distributed-sampler-without-set-epoch"
     MESSAGE = (
@@ -767,7 +772,8 @@ class DistributedSamplerWithoutSetEpoch(Rule):
                     continue
                 if any(facts.iteration.iterated_repeatedly(site) for site in facts.iteration.sites_of_call(call)):
                     reported.add(sampler)
-                    yield cls.finding(sampler, where="")
+                    origin = helper_origin(facts, call, sampler)  # a helper of another module built it
+                    yield cls.finding(sampler, where=f" (built at {origin})" if origin is not None else "")
         for call in facts.loaders.foreign_calls:  # built by an imported factory: reported at its call here
             origin = call.foreign.sampler if call.foreign is not None else None
             if origin is None or call.node in reported or call.node in epoch_set:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -26,6 +26,27 @@ HANDLE_OPENERS = frozenset(
     }
 )
 NUMPY_LOAD = frozenset({"numpy.load"})
+
+
+class Derived(NamedTuple):
+    """What of an open handle is still the handle (Flow v7): an item (`f["images"]`), an attribute chain
+    (`f.root.images`), or the result of one of ``methods`` (`conn.cursor()`)."""
+
+    items: bool = False
+    attributes: bool = False
+    methods: FrozenSet[str] = frozenset()
+
+
+# An `.npz`'s items, an HDFStore's items and a file's read() are loaded data, not the handle.
+DERIVED_HANDLES: Dict[str, Derived] = {
+    "h5py.File": Derived(items=True, methods=frozenset({"get", "require_dataset", "require_group"})),
+    "zarr.open": Derived(items=True),
+    "tables.open_file": Derived(attributes=True, methods=frozenset({"get_node"})),
+    "sqlite3.connect": Derived(methods=frozenset({"cursor"})),
+    "lmdb.open": Derived(methods=frozenset({"begin"})),
+    "zipfile.ZipFile": Derived(methods=frozenset({"open"})),
+    "tarfile.open": Derived(methods=frozenset({"extractfile"})),
+}
 
 
 def dataset_classes(facts: FileFacts) -> List[ClassInfo]:
@@ -151,7 +172,14 @@ class HandleSharedWithWorkers(Rule):
     name an `.npz` file, or when every loader of the class in the file is
     proven single-process. A module that only defines the class is
     reported. A handle opened in a `with` block and closed there is not
-    stored. Anchor: the assignment.
+    stored. A value derived from a stored handle at construction is still
+    the handle, read where it is read: an item of an HDF5 file or zarr store
+    (`self.images = self.h5["images"]`), an attribute chain of a PyTables
+    file (`self.f.root.samples`), a connection's `cursor()`, an LMDB
+    environment's `begin()`, a member a zip or tar opens; a slice, `[()]`,
+    an `.npz`'s or an HDFStore's items and other methods
+    (`zf.namelist()`, `f.read()`) read the data out and are not the handle.
+    Anchor: the assignment that opens the handle.
 
     ## References
     - [Multi-process data loading](https://pytorch.org/docs/stable/data.html#multi-process-data-loading): each worker holds a copy of the dataset object.
@@ -183,12 +211,76 @@ class HandleSharedWithWorkers(Rule):
             readers = facts.graph.reachable(klass, READ_METHODS)
             read = attributes_read(readers)
             entry = next((name for name in READ_METHODS if facts.file.method(klass, name) is not None), "__getitem__")
-            for mutation in stores_in_init(facts, klass):
-                attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
-                opener = _opener(mutation.value, mutation.ctx.scope)
-                if attr in read and opener is not None and mutation.node not in reported:
+            for mutation, attr, opener in _handles_read(facts, klass, read):
+                if mutation.node not in reported:
                     reported.add(mutation.node)
                     yield cls.finding(mutation.node, attr=attr, opener=opener, klass=klass.name, method=entry)
+
+
+def _handles_read(facts: FileFacts, klass: ClassInfo, read: Set[str]) -> Iterator[Tuple[Mutation, str, str]]:
+    """(assignment, attribute, opener) for each handle stored on `self` at construction and read by a
+    worker: itself, or through an attribute holding a value derived from it (`self.imgs = self.h["x"]`)."""
+    opened: Dict[str, Tuple[Mutation, str, str]] = {}  # attribute -> (its opening, opener, qualified name)
+    holds: Dict[str, str] = {}  # attribute -> the handle attribute it holds (itself, or derived from it)
+    for mutation in stores_in_init(facts, klass):
+        attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
+        if attr is None:
+            continue
+        opener = _opener(mutation.value, mutation.ctx.scope)
+        if opener is not None and isinstance(mutation.value, cst.Call):
+            names = call_qualnames(mutation.value, mutation.ctx.scope)
+            opened.setdefault(attr, (mutation, opener, min(names)))
+            holds[attr] = attr
+        elif isinstance(mutation.value, cst.BaseExpression) and mutation.ctx.function is not None:
+            source = _derived_from(mutation.value, mutation.ctx.function, holds, opened)
+            if source is not None:
+                holds.setdefault(attr, source)
+    for attr, (mutation, opener, _) in opened.items():
+        if any(holds.get(name) == attr for name in read):
+            yield mutation, attr, opener
+
+
+def _derived_from(value: cst.BaseExpression, method: FunctionInfo, holds: Dict[str, str],
+                  opened: Dict[str, Tuple[Mutation, str, str]]) -> Optional[str]:
+    """The handle attribute ``value`` still is: items, attributes or handle-returning methods of one,
+    every step kept by what its opener returns (DERIVED_HANDLES)."""
+    steps: List[str] = []  # "[]", "." or "name()", from the value down to `self.attr`
+    node: cst.BaseExpression = value
+    while self_attribute(node, method) is None:
+        if isinstance(node, cst.Subscript):
+            if not _picks_an_item(node):
+                return None  # `[:]`, `[()]`, `[0:100]` read the data out
+            steps.append("[]")
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            steps.append(node.func.attr.value + "()")
+            node = node.func.value
+        elif isinstance(node, cst.Attribute):
+            steps.append(".")
+            node = node.value
+        else:
+            return None
+    handle = holds.get(self_attribute(node, method) or "")
+    kind = DERIVED_HANDLES.get(opened[handle][2]) if handle is not None else None
+    if handle is None or kind is None or not steps:
+        return handle if not steps else None
+    return handle if all(_keeps(kind, step) for step in steps) else None
+
+
+def _picks_an_item(node: cst.Subscript) -> bool:
+    """`h["images"]`, `h[name]`: one item (a dataset or group of the file), not a slice of data."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    index = node.slice[0].slice.value
+    return not (isinstance(index, cst.Tuple) and not index.elements)
+
+
+def _keeps(kind: Derived, step: str) -> bool:
+    if step == "[]":
+        return kind.items
+    if step == ".":
+        return kind.attributes
+    return step[:-2] in kind.methods
 
 
 def _opener(value: Optional[cst.CSTNode], scope: Scope) -> Optional[str]:
