@@ -79,20 +79,29 @@ def reasons(source):
     return [(left.line, left.code, left.reason) for left in fix(source).left]
 
 
-def test_drop_argument_keeps_comments_and_layout():
+def test_drop_argument_takes_its_own_comment_along_and_keeps_the_others():
     source = HEADER + (
         "loader = DataLoader(\n"
         "    dataset,\n"
         "    batch_size=8,\n"
-        "    persistent_workers=True,  # keep workers alive\n"
+        "    # the probe runs in the main process\n"
+        "    persistent_workers=True,  # TODO(ana): drop once the probe uses workers\n"
+        "    drop_last=True,  # whole batches only\n"
         ")\n"
     )
     assert fix(source).source == HEADER + (
         "loader = DataLoader(\n"
         "    dataset,\n"
-        "    batch_size=8,  # keep workers alive\n"
+        "    batch_size=8,\n"
+        "    # the probe runs in the main process\n"
+        "    drop_last=True,  # whole batches only\n"
         ")\n"
     )
+
+
+def test_drop_argument_sharing_its_line_leaves_the_lines_comment_there():
+    source = HEADER + "loader = DataLoader(\n    dataset, persistent_workers=True,  # the probe\n)\n"
+    assert fix(source).source == HEADER + "loader = DataLoader(\n    dataset,  # the probe\n)\n"
 
 
 def test_drop_argument_refuses_to_lose_a_comment_inside_it():
@@ -337,7 +346,12 @@ def call_after(src, edit):
         ("f(a, b, c)", {0, 2}, "f(b)"),
         ("f(\n    a,\n    b,\n)", {1}, "f(\n    a,\n)"),
         ("f(\n    a,\n    b,\n)", {0}, "f(\n    b,\n)"),
-        ("f(a,  # ca\n  b,  # cb\n  c)", {1}, "f(a,  # ca\n  # cb\n  c)"),
+        ("f(a,  # ca\n  b,  # cb\n  c)", {1}, "f(a,  # ca\n  c)"),
+        ("f(a,  # ca\n  # above b\n  b,  # cb\n  c)", {1}, "f(a,  # ca\n  # above b\n  c)"),
+        ("f(a,\n  b,  # cb\n  c)", {1}, "f(a,\n  c)"),
+        ("f(a, b,  # ab\n  c)", {1}, "f(a,  # ab\n  c)"),
+        ("f(\n    a,\n    b)", {1}, "f(\n    a)"),
+        ("f(\n    a,  # ca\n    b)", {1}, "f(\n    a  # ca\n    )"),
     ],
 )
 def test_removing_arguments_keeps_commas_layout_and_comments(src, removed, expected):
@@ -353,6 +367,9 @@ def test_removing_arguments_keeps_commas_layout_and_comments(src, removed, expec
         ("f(\n    a,\n    b\n)", "f(\n    a,\n    b,\n    p=True\n)"),
         ("f(a, b = 2)", "f(a, b = 2, p = True)"),
         ("f(a,  # c\n  b)", "f(a,  # c\n  b,\n  p=True)"),
+        ("f(\n    a,\n    b,  # cb\n)", "f(\n    a,\n    b,  # cb\n    p=True,\n)"),
+        ("f(\n    a,\n    b  # cb\n    # end\n)", "f(\n    a,\n    b,  # cb\n    p=True\n    # end\n)"),
+        ("f(a, b,  # ab\n)", "f(a, b, p=True,  # ab\n)"),
     ],
 )
 def test_appending_a_keyword_follows_the_call_layout(src, expected):
