@@ -508,7 +508,40 @@ def _unwrap_closing(call: cst.Call, ctx: FixContext) -> Outcome:
         return cst.FlattenSentinel(statements)
 
     plan = Plan(maybe_unused={name for name in [_root_name(call.func)] if name})
+    loader = call.args[0].value
+    same_name = target is not None and isinstance(loader, cst.Name) and loader.value == target.value
+    new_line = not same_name and (target is not None or isinstance(loader, cst.Call))
+    body = body_statements(statement.body)
+    block = ctx.parent(statement)
+    if not new_line and len(statement.items) == 1 and all(map(_is_pass, body)):
+        if isinstance(block, (cst.IndentedBlock, cst.Module)) and len(block.body) > 1:
+            return _remove_statement(plan, statement, block, body)
     plan.statements[statement] = unwrap
+    return plan
+
+
+def _is_pass(statement: Statement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in statement.body)
+
+
+def _remove_statement(plan: Plan, statement: cst.With, block: Union[cst.IndentedBlock, cst.Module],
+                      body: List[Statement]) -> Plan:
+    """The with statement goes (its body is only `pass`: unwrapped, nothing is left); its comments
+    stay where it stood, before the next statement of its block or at the block's end."""
+    comments = [line for line in statement.leading_lines if line.comment is not None]
+    header = statement.body.header if isinstance(statement.body, cst.IndentedBlock) else statement.body.trailing_whitespace
+    for line in [header, *(b.trailing_whitespace for b in body)]:
+        comments += [comment_line(line)] if line.comment is not None else []
+    comments += [line for b in body for line in b.leading_lines if line.comment is not None]
+    plan.statements[statement] = lambda updated: cst.RemoveFromParent()
+    siblings = list(block.body)
+    index = next(i for i, sibling in enumerate(siblings) if sibling is statement)
+    if index + 1 < len(siblings):
+        plan.statements[siblings[index + 1]] = lambda updated: updated.with_changes(
+            leading_lines=[*comments, *updated.leading_lines]
+        )
+    elif comments:
+        plan.statements[block] = lambda updated: updated.with_changes(footer=[*comments, *updated.footer])
     return plan
 
 
