@@ -19,13 +19,17 @@ from hypothesis import strategies as st
 from flake8_dataloader.autofix import fix_source
 
 from .conftest import FIXTURES
-from .harness import fixture_files, option_args, settings_from_argv
+from .harness import EXPECT, fixture_files, option_args, settings_from_argv
 
 TWINS = FIXTURES / "fixed"
 FIXED_BY_THE_FIX = [
     p for p in fixture_files(FIXTURES) if TWINS not in p.parents and (TWINS / p.relative_to(FIXTURES)).exists()
 ]
 KEYWORD_LINE = re.compile(r"\s*([A-Za-z_]\w*)=(?!=)")
+def without_expectations(text: str) -> str:
+    return "\n".join(EXPECT.sub("", line).rstrip() for line in text.split("\n"))
+
+
 Position = Tuple[str, int]  # ("end", line): a comment ending the line; ("own", line): a comment line before it
 
 
@@ -112,3 +116,52 @@ def test_comments_at_any_legal_positions_survive_the_fix(source):
     # Fewer comments than above: fixes that a comment inside an argument blocks do happen here.
     check_comments_kept(source)
 
+
+COMMENTED = FIXTURES / "runnable" / "dl104_dl402_comments.py"
+
+
+def test_each_comment_of_the_commented_fixture_is_where_the_twin_has_it():
+    # Exact text, descriptive comments included (the twin test compares without the expectation comments).
+    source = COMMENTED.read_text(encoding="utf-8")
+    fixed = fix_source(source, max_line_length=79).source
+    assert without_expectations(fixed) == (TWINS / "runnable" / COMMENTED.name).read_text(encoding="utf-8")
+    assert "        persistent_workers=(0 if ram else nw) > 0,  # keep the decoders warm  # DL104:8\n" in fixed
+    assert "        num_workers=2,  # one per image decoder\n        persistent_workers=True,\n    )" in fixed
+    assert "pin_memory=False, persistent_workers=True)  # noqa: E501  # DL402:14\n" in fixed
+    assert "TODO(ana)" not in fixed, "the removed keyword's own comment goes with it"
+    assert "        # the probe runs in the main process\n        drop_last=True,  # whole batches only\n" in fixed
+    assert "    print([batch[0].tolist() for batch in loader])\n    # release the workers  # DL404:9\n" in fixed
+
+
+@pytest.mark.parametrize(
+    "line, wrapped",
+    [
+        ("    loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=4)  # noqa: E501\n", False),
+        ("    loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=4)  # type: DataLoader\n", False),
+        ("    loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=4)  # the training set\n", True),
+    ],
+)
+def test_a_line_with_noqa_or_a_type_comment_is_never_split(line, wrapped):
+    source = (
+        "from torch.utils.data import DataLoader\n\n\ndef train(dataset):\n" + line
+        + "    for epoch in range(3):\n        for batch in loader:\n            pass\n"
+    )
+    fixed = fix_source(source, max_line_length=79).source
+    comment = line[line.index("#"):]
+    if wrapped:
+        assert "        persistent_workers=True,\n    )  " + comment in fixed
+    else:
+        assert line.replace("num_workers=4)", "num_workers=4, persistent_workers=True)") in fixed
+
+
+def test_a_new_last_argument_breaks_its_line_and_the_line_keeps_its_comment():
+    source = (
+        "from torch.utils.data import DataLoader\n\n\ndef train(args, dataset):\n"
+        "    loader = DataLoader(dataset, batch_size=args.batch_size,\n"
+        "                        shuffle=True, num_workers=args.workers)  # shuffled\n"
+        "    for epoch in range(3):\n        for batch in loader:\n            pass\n"
+    )
+    assert (
+        "                        shuffle=True, num_workers=args.workers,  # shuffled\n"
+        "                        persistent_workers=args.workers > 0)\n"
+    ) in fix_source(source, max_line_length=79).source

@@ -6,7 +6,7 @@ intends; anything it cannot prove stays a finding, with the reason shown.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -528,10 +528,12 @@ def _remove_statement(plan: Plan, statement: cst.With, block: Union[cst.Indented
                       body: List[Statement]) -> Plan:
     """The with statement goes (its body is only `pass`: unwrapped, nothing is left); its comments
     stay where it stood, before the next statement of its block or at the block's end."""
+    suite = statement.body
+    one_line = cast(cst.SimpleStatementSuite, suite)
+    ends = [suite.header if isinstance(suite, cst.IndentedBlock) else one_line.trailing_whitespace]
+    ends += [line.trailing_whitespace for line in body if isinstance(line, cst.SimpleStatementLine)]
     comments = [line for line in statement.leading_lines if line.comment is not None]
-    header = statement.body.header if isinstance(statement.body, cst.IndentedBlock) else statement.body.trailing_whitespace
-    for line in [header, *(b.trailing_whitespace for b in body)]:
-        comments += [comment_line(line)] if line.comment is not None else []
+    comments += [comment_line(end) for end in ends if end.comment is not None]
     comments += [line for b in body for line in b.leading_lines if line.comment is not None]
     plan.statements[statement] = lambda updated: cst.RemoveFromParent()
     siblings = list(block.body)

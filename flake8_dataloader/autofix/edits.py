@@ -289,7 +289,9 @@ class _BreakBeforeLast(cst.CSTTransformer):
         args = list(updated_node.args)
         if extra is None or len(args) < 2 or not isinstance(args[-2].comma, cst.Comma):
             return updated_node
-        newline = cst.ParenthesizedWhitespace(first_line=self.first_line, indent=True, last_line=cst.SimpleWhitespace(extra))
+        newline = cst.ParenthesizedWhitespace(
+            first_line=self.first_line, indent=True, last_line=cst.SimpleWhitespace(extra)
+        )
         self.first_line = cst.TrailingWhitespace()
         args[-2] = args[-2].with_changes(comma=args[-2].comma.with_changes(whitespace_after=newline))
         return updated_node.with_changes(args=args)
