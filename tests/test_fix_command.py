@@ -159,7 +159,7 @@ def test_stdin_to_stdout_for_editors(tmp_path):
 def test_fix_dot_leaves_virtual_environments_and_build_output_alone(tmp_path):
     installed = [
         ".venv/lib/python3.11/site-packages/x/train.py", "venv/lib/python3.11/site-packages/x/train.py",
-        "env/lib/python3.11/site-packages/x/train.py",  # named freely: its pyvenv.cfg says what it is
+        "env/bin/train.py",  # any name, outside site-packages: its pyvenv.cfg says what it is
         "build/lib/x/train.py", "dist/x/train.py", "node_modules/x/train.py", ".tox/py311/x/train.py",
     ]
     for path in [*installed, "src/train.py"]:
@@ -252,7 +252,8 @@ def test_findings_without_a_fix_are_printed_as_flake8_prints_them(tmp_path):
 
 
 LONG = BAD.replace("num_workers=2)", "num_workers=2, pin_memory=True)")
-ONE_LINE = "    loader = DataLoader(dataset, num_workers=2, pin_memory=True, persistent_workers=True)\n"  # 89 characters
+# 89 characters
+ONE_LINE = "    loader = DataLoader(dataset, num_workers=2, pin_memory=True, persistent_workers=True)\n"
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,8 @@ FIXED_BY_THE_FIX = [
     p for p in fixture_files(FIXTURES) if TWINS not in p.parents and (TWINS / p.relative_to(FIXTURES)).exists()
 ]
 KEYWORD_LINE = re.compile(r"\s*([A-Za-z_]\w*)=(?!=)")
+
+
 def without_expectations(text: str) -> str:
     return "\n".join(EXPECT.sub("", line).rstrip() for line in text.split("\n"))
 

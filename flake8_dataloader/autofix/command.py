@@ -26,7 +26,6 @@ from flake8.style_guide import Decision, StyleGuideManager
 from flake8.violation import Violation
 
 from ..errors import STRICT_ENV, BudgetExceeded, ParseFailure
-from ..engine import Result
 from ..manifest import CODES as ALL_CODES
 from ..manifest import FIXABLE
 from ..prefilter import may_find
@@ -36,6 +35,7 @@ from .line_length import LineLengths
 from .writing import NotWritten, inside, replace_contents
 
 if TYPE_CHECKING:
+    from ..engine import Result
     from .fixer import FixResult
 
 # As ruff: 0 nothing left to report, 1 a finding remains (or, with --diff, would be fixed), 2 a usage
