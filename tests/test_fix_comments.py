@@ -129,7 +129,7 @@ def test_each_comment_of_the_commented_fixture_is_where_the_twin_has_it():
     assert without_expectations(fixed) == (TWINS / "runnable" / COMMENTED.name).read_text(encoding="utf-8")
     assert "        persistent_workers=(0 if ram else nw) > 0,  # keep the decoders warm  # DL104:8\n" in fixed
     assert "        num_workers=2,  # one per image decoder\n        persistent_workers=True,\n    )" in fixed
-    assert "pin_memory=False, persistent_workers=True)  # noqa: E501  # DL402:14\n" in fixed
+    assert "pin_memory=False, persistent_workers=True)  # noqa: E501  # DL402:13\n" in fixed
     assert "TODO(ana)" not in fixed, "the removed keyword's own comment goes with it"
     assert "        # the probe runs in the main process\n        drop_last=True,  # whole batches only\n" in fixed
     assert "    print([batch[0].tolist() for batch in loader])\n    # release the workers  # DL404:9\n" in fixed
