@@ -25,6 +25,10 @@ EXPECTED_OUTPUT = {
     "dl104_conditional_workers.py": (
         "[[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]], [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]] True 2\n"
     ),
+    "dl104_dl402_comments.py": (
+        "[[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]], [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]] True\n"
+        + "[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]\n" * 4
+    ),
     "dl301_redefined.py": "v1\nv2\n",
     "dl402_comprehension.py": "[[6.0, 22.0], [38.0]]\n" * 3,
     "dl402_dataset_changes.py": (
@@ -59,7 +63,7 @@ def test_the_fixed_script_does_what_the_original_did(script, tmp_path):
     for helper in RUNNABLE.glob("*.py"):
         shutil.copy(helper, tmp_path / helper.name)
     fixed = tmp_path / script.name
-    fixed.write_text(fix_source(script.read_text()).source)
+    fixed.write_text(fix_source(script.read_text(), max_line_length=79).source)  # the command's default
     assert run(fixed) == before
 
 

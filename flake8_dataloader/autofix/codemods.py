@@ -6,70 +6,24 @@ intends; anything it cannot prove stays a finding, with the reason shown.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from ..compose import positive, when_workers
-from ..engine import Analysis
 from ..facts.collector import is_main_guard
 from ..facts.nodes import children
 from ..facts.constants import DEFAULT_LOADER_NAMES
 from ..facts.model import LoaderCall
-from ..facts.resolve import Scope, names_in, resolve
+from ..facts.resolve import names_in, resolve
 from ..rules.base import Finding
 from ..rules.dl5_correctness import iterable_classes, single_use_return
-from .edits import Plan, Statement, body_statements, comment_line, keyword_arg, removable, with_leading_lines
-from .tree import comments_in, variable_children, walk
+from .context import FixContext, Outcome, code
+from .edits import Plan, Statement, body_statements, keyword_arg, removable, with_leading_lines
+from .shutdown import delete_loader
+from .tree import comments_in, walk
 
-Outcome = Union[Plan, str]  # a str is the reason the finding is left alone
-
-
-class FixContext:
-    """The analysis of one round, with the indexes codemods look findings up in."""
-
-    def __init__(self, analysis: Analysis) -> None:
-        self.module = analysis.module
-        self.facts = analysis.facts
-        self.keyword_owner: Dict[cst.Arg, Tuple[LoaderCall, str]] = {}
-        # A framework's configuration call (`TrainingArguments(...)`) spells the parameters its own way.
-        self.configs: Dict[cst.Call, LoaderCall] = {c.call.node: c.call for c in self.facts.frameworks.config_calls}
-        for call in [*self.facts.flow.loader_calls.values(), *self.configs.values()]:
-            for name, argument in call.args.items():
-                anchor = argument.anchor
-                keyword = anchor.keyword if isinstance(anchor, cst.Arg) else None
-                if isinstance(anchor, cst.Arg) and keyword is not None and keyword.value == call.spelled(name):
-                    self.keyword_owner[anchor] = (call, name)
-        self._parents: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None
-        self._scopes: Optional[Dict[cst.Call, Scope]] = None
-
-    def scope_of(self, call: cst.Call) -> Optional[Scope]:
-        """The scope a call of the file runs in."""
-        if self._scopes is None:
-            self._scopes = {record.node: record.ctx.scope for record in self.facts.file.calls}
-        return self._scopes.get(call)
-
-    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-        if self._parents is None:
-            self._parents = {}
-            stack: List[cst.CSTNode] = [self.module]
-            while stack:
-                current = stack.pop()
-                for child in children(current):
-                    self._parents[child] = current
-                    stack.append(child)
-        return self._parents.get(node)
-
-    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        parent = self.parent(node)
-        while parent is not None:
-            yield parent
-            parent = self.parent(parent)
-
-
-def code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
+__all__ = ["CODEMODS", "FIXABLE", "MODULE_CODEMODS", "FixContext", "Outcome", "code"]
 
 # Conversions that give the same value each time for the values a worker count comes in.
 _PURE_CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool"})
@@ -340,176 +294,6 @@ def _single_use_dataset(call: LoaderCall, ctx: FixContext) -> Optional[str]:
         if single_use_return(ctx.facts, klass) is not None and call in ctx.facts.loaders.loaders_using(klass):
             return klass.name
     return None
-
-
-def _root_name(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
-
-
-def _scope_node(ctx: FixContext, node: cst.CSTNode) -> Tuple[cst.CSTNode, bool]:
-    """The function (or module) around ``node``, and whether a loop lies in between."""
-    in_loop = False
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.FunctionDef, cst.Module)):
-            return ancestor, in_loop
-        in_loop = in_loop or isinstance(ancestor, (cst.For, cst.While))
-    return ctx.module, in_loop
-
-
-def _used_after(scope: cst.CSTNode, statement: cst.CSTNode, name: str) -> bool:
-    """``name`` occurs after ``statement`` in source order, or in a nested function or lambda."""
-    after = False
-    stack: List[Tuple[cst.CSTNode, bool]] = [(child, False) for child in reversed(list(children(scope)))]
-    while stack:
-        node, nested = stack.pop()
-        if node is statement:
-            after = True
-            continue
-        if isinstance(node, cst.Name) and node.value == name and (after or nested):
-            return True
-        inner = nested or isinstance(node, (cst.FunctionDef, cst.Lambda))
-        stack.extend((child, inner) for child in reversed(variable_children(node)))
-    return False
-
-
-def _not_local(ctx: FixContext, call: cst.Call, name: str) -> Optional[str]:
-    """Why ``del name`` where ``call`` stands would not just drop a local reference, if it would not.
-
-    Inside a function, a name the function does not bind is a global or a closure's: `del`
-    there raises UnboundLocalError or NameError, or removes the module's variable.
-    """
-    scope = ctx.scope_of(call)
-    if scope is None:
-        return "the call's scope is unknown"
-    if scope.kind == "class":
-        return "the call is in a class body"
-    if name in scope.global_names or name in scope.nonlocal_names:
-        return f"{name} is declared global or nonlocal here: del would remove the shared variable"
-    if scope.lookup(name) is not scope:
-        return f"{name} is not bound in this function: del would raise UnboundLocalError"
-    return None
-
-
-def _hasattr_guard(ctx: FixContext, line: cst.SimpleStatementLine, name: str) -> Optional[cst.If]:
-    """The `if hasattr(name, "_shutdown_workers"):` whose only statement is ``line``."""
-    block = ctx.parent(line)
-    if not isinstance(block, cst.IndentedBlock):
-        return None
-    guard = ctx.parent(block)
-    if not isinstance(guard, cst.If) or guard.orelse is not None or len(block.body) != 1 or len(line.body) != 1:
-        return None
-    if not isinstance(ctx.parent(guard), (cst.IndentedBlock, cst.Module)):  # an `elif`
-        return None
-    test = guard.test
-    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr"):
-        return None
-    if len(test.args) != 2 or code(test.args[0].value) != name:
-        return None
-    attribute = test.args[1].value
-    if not (isinstance(attribute, cst.SimpleString) and attribute.evaluated_value == "_shutdown_workers"):
-        return None
-    if block.header.comment is not None or any(line.comment is not None for line in block.footer):
-        return None
-    return guard
-
-
-def delete_loader(finding: Finding, ctx: FixContext) -> Outcome:
-    """DL404: replace `loader._shutdown_workers()` (and its `hasattr` guard) with `del loader`;
-    unwrap `with closing(x) as y:` into `y = x`."""
-    call = finding.node
-    if not isinstance(call, cst.Call):
-        return "the finding is not on a call"
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "_shutdown_workers":
-        return _replace_shutdown_call(call, ctx)
-    return _unwrap_closing(call, ctx)
-
-
-def _replace_shutdown_call(call: cst.Call, ctx: FixContext) -> Outcome:
-    target = call.func.value if isinstance(call.func, cst.Attribute) else None
-    if not isinstance(target, cst.Name):
-        return "del of an attribute would break later uses of it; delete the reference by hand"
-    expression = ctx.parent(call)
-    line = ctx.parent(expression) if expression is not None else None
-    if not isinstance(expression, cst.Expr) or not isinstance(line, cst.SimpleStatementLine):
-        return "the call is part of a larger expression"
-    not_local = _not_local(ctx, call, target.value)
-    if not_local is not None:
-        return not_local
-    scope, in_loop = _scope_node(ctx, line)
-    if in_loop:
-        return "the call is inside a loop: a del could run before a later use"
-    if _used_after(scope, line, target.value):
-        return f"{target.value} is used after this point"
-    plan = Plan()
-    guard = _hasattr_guard(ctx, line, target.value)
-    if guard is not None:
-
-        def replace_guard(updated: cst.If) -> cst.SimpleStatementLine:
-            inner = updated.body.body[0]
-            assert isinstance(inner, cst.SimpleStatementLine)  # checked by _hasattr_guard
-            return cst.SimpleStatementLine(
-                body=[cst.Del(target=cst.Name(target.value))],
-                leading_lines=[*updated.leading_lines, *inner.leading_lines],
-                trailing_whitespace=inner.trailing_whitespace,
-            )
-
-        plan.statements[guard] = replace_guard
-    else:
-        plan.statements[expression] = lambda updated: cst.Del(
-            target=cst.Name(target.value), semicolon=updated.semicolon
-        )
-    return plan
-
-
-def _unwrap_closing(call: cst.Call, ctx: FixContext) -> Outcome:
-    item = ctx.parent(call)
-    statement = ctx.parent(item) if item is not None else None
-    if not isinstance(item, cst.WithItem) or item.item is not call or not isinstance(statement, cst.With):
-        return "closing() is not used as a with item"
-    if statement.asynchronous is not None or isinstance(statement.lpar, cst.LeftParen):
-        return "the with statement is asynchronous or parenthesized"
-    if statement.items[0] is not item:
-        return "closing() is not the first item of the with statement"
-    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
-        return "closing() is not called with one plain argument"
-    target = item.asname.name if item.asname is not None else None
-    if target is not None and not isinstance(target, cst.Name):
-        return "the with target is not a plain name"
-    footer = statement.body.footer if isinstance(statement.body, cst.IndentedBlock) else ()
-    if any(line.comment is not None for line in footer):
-        return "comments at the end of the with block would move"
-
-    def unwrap(updated: cst.With) -> cst.FlattenSentinel:
-        closing = updated.items[0].item
-        assert isinstance(closing, cst.Call)  # the closing(x) call checked above
-        loader = closing.args[0].value
-        header = updated.body.header if isinstance(updated.body, cst.IndentedBlock) else None
-        first: List[Statement] = []
-        if target is not None and not (isinstance(loader, cst.Name) and loader.value == target.value):
-            assign = cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=loader)
-            first = [cst.SimpleStatementLine(body=[assign], trailing_whitespace=header or cst.TrailingWhitespace())]
-            header = None
-        elif target is None and isinstance(loader, cst.Call):
-            expression = cst.Expr(loader)
-            first = [cst.SimpleStatementLine(body=[expression], trailing_whitespace=header or cst.TrailingWhitespace())]
-            header = None
-        if len(updated.items) == 1:
-            rest = body_statements(updated.body)
-        else:
-            rest = [updated.with_changes(items=updated.items[1:], leading_lines=[])]
-        if first:
-            statements = [with_leading_lines(first[0], updated.leading_lines), *rest]
-        else:
-            # No new line to carry the with's trailing comment: it becomes a comment line.
-            moved_comment = [comment_line(header)] if header is not None and header.comment is not None else []
-            statements = [with_leading_lines(rest[0], [*updated.leading_lines, *moved_comment]), *rest[1:]]
-        return cst.FlattenSentinel(statements)
-
-    plan = Plan(maybe_unused={name for name in [_root_name(call.func)] if name})
-    plan.statements[statement] = unwrap
-    return plan
 
 
 def _existing_guard(statement: cst.CSTNode) -> bool:

@@ -7,6 +7,7 @@ indexed against the original call, so several rules can edit one call at once.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
@@ -15,27 +16,28 @@ import libcst as cst
 from .tree import comments_in, walk
 
 Whitespace = cst.BaseParenthesizableWhitespace
+# A comment that governs its physical line: splitting the line would move it away from what it
+# governs (flake8 reads `# noqa` per physical line inside brackets, mypy `# type:` per line).
+LINE_BOUND = re.compile(r"#\s*(noqa\b|type:)", re.IGNORECASE)
 StatementEdit = Callable[[Any], Any]  # the updated statement -> its replacement (a node or a FlattenSentinel)
 
 
 def _merge(first: Whitespace, second: Whitespace, at_end: bool = False) -> Whitespace:
-    """The separator left when the item between two separators goes; no comment is dropped.
+    """The separator left when the item between two separators goes.
 
-    Between two spaces-only separators, the one next to the bracket wins (``at_end``: the
-    closing one), so `f(a, b)` loses `b` as `f(a)` and `a` as `f(b)`.
+    An item on lines of its own (a line break on both sides) takes its own trailing comment
+    along; the comment lines around it stay. An item that shares its line with the one
+    before keeps that line's comment on that line. Between two spaces-only separators, the
+    one next to the bracket wins (``at_end``: the closing one), so `f(a, b)` loses `b` as
+    `f(a)` and `a` as `f(b)`.
     """
-    if not isinstance(second, cst.ParenthesizedWhitespace):
-        return first if isinstance(first, cst.ParenthesizedWhitespace) or not at_end else second
-    if not isinstance(first, cst.ParenthesizedWhitespace):
+    if isinstance(first, cst.ParenthesizedWhitespace) and isinstance(second, cst.ParenthesizedWhitespace):
+        return second.with_changes(first_line=first.first_line, empty_lines=[*first.empty_lines, *second.empty_lines])
+    if isinstance(second, cst.ParenthesizedWhitespace):
         return second
-    moved = []
-    if first.first_line.comment is not None and second.first_line.comment is not None:
-        # Both lines had a comment: the second one becomes a comment line of its own.
-        moved = [cst.EmptyLine(indent=second.indent, whitespace=second.last_line, comment=second.first_line.comment)]
-    return second.with_changes(
-        first_line=first.first_line if first.first_line.comment is not None else second.first_line,
-        empty_lines=[*first.empty_lines, *moved, *second.empty_lines],
-    )
+    if at_end and not comments_in(first):
+        return second
+    return first
 
 
 def _without_comments(ws: Whitespace) -> Whitespace:
@@ -45,7 +47,7 @@ def _without_comments(ws: Whitespace) -> Whitespace:
 
 
 def removable(arg: cst.Arg) -> bool:
-    """True when dropping the argument loses no comment (comments after its comma are kept)."""
+    """True when dropping the argument loses no comment inside it (what follows its comma is not inside)."""
     kept = comments_in(arg.comma.whitespace_after) if isinstance(arg.comma, cst.Comma) else []
     return len(comments_in(arg)) == len(kept)
 
@@ -75,7 +77,11 @@ def _remove(call: cst.Call, args: List[cst.Arg], index: int) -> cst.Call:
 
 
 def _append(call: cst.Call, new: cst.Arg) -> cst.Call:
-    """Add an argument at the end, laid out like the ones before it (same line or one per line)."""
+    """Add an argument at the end, laid out like the ones before it (same line or one per line).
+
+    The comment ending the last argument's line stays on that line; the comment lines before
+    the closing bracket stay before it.
+    """
     args = list(call.args)
     if not args:
         return call.with_changes(args=[new])
@@ -86,11 +92,15 @@ def _append(call: cst.Call, new: cst.Arg) -> cst.Call:
         separator = _without_comments(call.whitespace_before_args)
     else:
         separator = cst.SimpleWhitespace(" ")
+    closing = _separator_after(last)  # what stood between the last argument and the bracket
+    if isinstance(separator, cst.ParenthesizedWhitespace) and isinstance(closing, cst.ParenthesizedWhitespace):
+        separator = separator.with_changes(first_line=closing.first_line)
+        closing = closing.with_changes(first_line=cst.TrailingWhitespace())
     if isinstance(last.comma, cst.Comma):
-        new = new.with_changes(comma=last.comma)
+        new = new.with_changes(comma=last.comma.with_changes(whitespace_after=closing))
         last = last.with_changes(comma=last.comma.with_changes(whitespace_after=separator))
     else:
-        new = new.with_changes(whitespace_after_arg=last.whitespace_after_arg)
+        new = new.with_changes(whitespace_after_arg=closing)
         last = last.with_changes(
             comma=cst.Comma(whitespace_after=separator), whitespace_after_arg=cst.SimpleWhitespace("")
         )
@@ -204,6 +214,7 @@ class _Apply(cst.CSTTransformer):
         text = self.module.code_for_node(updated_node.with_changes(leading_lines=[]))
         too_long: Dict[int, str] = {}  # id of an edited call -> its line's indentation inside the statement
         break_last: Dict[int, str] = {}  # id of a multi-line call -> the indentation its new last argument gets
+        comment: Optional[cst.TrailingWhitespace] = None  # the statement's, moved to the line the break ends
         for call in edited:
             code = self.module.code_for_node(call)
             position = text.find(code)
@@ -211,22 +222,33 @@ class _Apply(cst.CSTTransformer):
                 continue
             if "\n" not in code:
                 line, indent = _line_at(text, position)
-                if len(self.indents[-1]) + len(line) > self.max_line_length:
+                if self._overflows(line):
                     too_long[id(call)] = indent
-            elif len(call.args) >= 2:
-                # Over several lines already: a new last argument that overflows its line gets a line
-                # of its own, indented like the argument before it.
+            elif len(call.args) >= 2 and _ends_on_its_line(call.args[-2]):
+                # Over several lines already: a new last argument that overflows the line it shares
+                # with the argument before it gets a line of its own, indented like that argument.
                 last_at = position + code.rfind(self.module.code_for_node(call.args[-1]))
                 line, _ = _line_at(text, last_at)
-                if len(self.indents[-1]) + len(line) > self.max_line_length:
+                if self._overflows(line):
                     before = position + code.rfind(self.module.code_for_node(call.args[-2]), 0, last_at - position)
                     break_last[id(call)] = _line_at(text, before)[1]
+                    ends_statement = "\n" not in text[last_at:].rstrip("\r\n")
+                    if ends_statement and updated_node.trailing_whitespace.comment is not None and not comment:
+                        # The statement's comment ends the line the new argument leaves: it stays there.
+                        comment = updated_node.trailing_whitespace
+                        updated_node = updated_node.with_changes(trailing_whitespace=cst.TrailingWhitespace())
         if too_long:
             wrapped = updated_node.visit(_OnePerLine(too_long, self.module.default_indent))
             updated_node = cast(cst.SimpleStatementLine, wrapped)
         if break_last:
-            updated_node = cast(cst.SimpleStatementLine, updated_node.visit(_BreakBeforeLast(break_last)))
+            breaking = _BreakBeforeLast(break_last, comment or cst.TrailingWhitespace())
+            updated_node = cast(cst.SimpleStatementLine, updated_node.visit(breaking))
         return updated_node  # the transformers only rewrite calls inside the line
+
+    def _overflows(self, line: str) -> bool:
+        """The line passes the limit, and no `# noqa` or `# type:` comment ties it to its text."""
+        assert self.max_line_length is not None
+        return len(self.indents[-1]) + len(line) > self.max_line_length and not LINE_BOUND.search(line)
 
     def on_leave(self, original_node, updated_node):
         updated = super().on_leave(original_node, updated_node)
@@ -241,6 +263,11 @@ class _Apply(cst.CSTTransformer):
         return updated
 
 
+def _ends_on_its_line(arg: cst.Arg) -> bool:
+    """The argument has a comma and the next one follows on the same line."""
+    return isinstance(arg.comma, cst.Comma) and not isinstance(arg.comma.whitespace_after, cst.ParenthesizedWhitespace)
+
+
 def _line_at(text: str, position: int) -> Tuple[str, str]:
     """The line of ``text`` holding ``position``, and that line's leading whitespace."""
     start = text.rfind("\n", 0, position) + 1
@@ -252,9 +279,10 @@ def _line_at(text: str, position: int) -> Tuple[str, str]:
 class _BreakBeforeLast(cst.CSTTransformer):
     """Puts the last argument of the given calls on a line of its own."""
 
-    def __init__(self, targets: Dict[int, str]) -> None:
+    def __init__(self, targets: Dict[int, str], first_line: cst.TrailingWhitespace) -> None:
         super().__init__()
         self.targets = targets  # id of a call -> the indentation of the new line beyond the block's
+        self.first_line = first_line  # the end of the line left (the statement's comment, if it moves)
 
     def leave_Call(self, original_node, updated_node):
         extra = self.targets.get(id(original_node))
@@ -262,8 +290,9 @@ class _BreakBeforeLast(cst.CSTTransformer):
         if extra is None or len(args) < 2 or not isinstance(args[-2].comma, cst.Comma):
             return updated_node
         newline = cst.ParenthesizedWhitespace(
-            first_line=cst.TrailingWhitespace(), indent=True, last_line=cst.SimpleWhitespace(extra)
+            first_line=self.first_line, indent=True, last_line=cst.SimpleWhitespace(extra)
         )
+        self.first_line = cst.TrailingWhitespace()
         args[-2] = args[-2].with_changes(comma=args[-2].comma.with_changes(whitespace_after=newline))
         return updated_node.with_changes(args=args)
 
@@ -298,27 +327,38 @@ class _OnePerLine(cst.CSTTransformer):
 
 
 class _DropImports(cst.CSTTransformer):
-    """Remove the import of each name in ``names`` (the caller checked that nothing uses them)."""
+    """Remove the import of each name in ``names`` (the caller checked that nothing uses them).
+
+    The comments of an import line that goes stay where it stood: the comment lines before it
+    and its trailing comment, as a line of its own, join what follows.
+    """
 
     def __init__(self, names: Set[str]) -> None:
         super().__init__()
         self.names = names
-        self.first_statement: Optional[cst.CSTNode] = None
-        self.removed_first = False
+        # Lines whose imports all went, kept (as `pass`) until their block moves their comments.
+        self.emptied: List[cst.SimpleStatementLine] = []
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.first_statement = node.body[0] if node.body else None
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if updated_node.body:
+            return updated_node
+        placeholder = updated_node.with_changes(body=[cst.Pass()])
+        self.emptied.append(placeholder)
+        return placeholder
 
     def leave_Module(self, original_node, updated_node):
-        # The file's first line went: the blank lines that separated it go too.
-        if self.removed_first and updated_node.body:
-            first = updated_node.body[0]
-            lines = list(first.leading_lines)
+        body, footer = _without_lines(updated_node.body, updated_node.footer, self.emptied)
+        if body and body[0] is not updated_node.body[0]:
+            # The file's first line went: the blank lines that separated it go too.
+            lines = list(body[0].leading_lines)
             while lines and lines[0].comment is None:
                 lines.pop(0)
-            body = [first.with_changes(leading_lines=lines), *updated_node.body[1:]]
-            updated_node = updated_node.with_changes(body=body)
-        return updated_node
+            body[0] = body[0].with_changes(leading_lines=lines)
+        return updated_node.with_changes(body=body, footer=footer)
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        body, footer = _without_lines(updated_node.body, updated_node.footer, self.emptied)
+        return updated_node.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])], footer=footer)
 
     def _kept(self, aliases):
         kept = [a for a in aliases if _bound_name(a) not in self.names]
@@ -336,11 +376,25 @@ class _DropImports(cst.CSTTransformer):
         kept = self._kept(updated_node.names)
         return updated_node.with_changes(names=kept) if kept else cst.RemoveFromParent()
 
-    def leave_SimpleStatementLine(self, original_node, updated_node):
-        if not updated_node.body:
-            self.removed_first = self.removed_first or original_node is self.first_statement
-            return cst.RemoveFromParent()
-        return updated_node
+
+def _without_lines(
+    body: Sequence[Any], footer: Sequence[cst.EmptyLine], removed: List[cst.SimpleStatementLine]
+) -> Tuple[List[Any], List[cst.EmptyLine]]:
+    """``body`` without the ``removed`` lines; their comments join the next statement (or the footer)."""
+    kept: List[Any] = []
+    carried: List[cst.EmptyLine] = []
+    gone = {id(line) for line in removed}
+    for statement in body:
+        if id(statement) in gone:
+            carried += [line for line in statement.leading_lines if line.comment is not None]
+            if statement.trailing_whitespace.comment is not None:
+                carried.append(comment_line(statement.trailing_whitespace))
+            continue
+        if carried:
+            statement = statement.with_changes(leading_lines=[*carried, *statement.leading_lines])
+            carried = []
+        kept.append(statement)
+    return kept, [*carried, *footer]
 
 
 def _bound_name(alias: cst.ImportAlias) -> str:

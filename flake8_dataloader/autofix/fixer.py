@@ -16,7 +16,7 @@ from typing import Collection, List, Optional, Tuple
 from flake8 import defaults
 from flake8.violation import Violation
 
-from ..engine import STRICT_ENV, Analysis, ParseFailure, inspect_source
+from ..engine import STRICT_ENV, Analysis, ParseFailure, Result, inspect_source
 from ..errors import BudgetExceeded
 from ..positions import node_starts
 from ..rules.base import Finding
@@ -50,6 +50,8 @@ class FixResult:
     source: str
     fixed: List[Fixed] = field(default_factory=list)
     left: List[Left] = field(default_factory=list)
+    # Every finding of the fixed text, of any code, before flake8's selection and `# noqa`.
+    findings: List[Result] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -172,12 +174,14 @@ def fix_source(
                 result.left += _left(candidate, candidate.outcome)
         kept, verdict = _round(checker, plans, result)
         if not kept:
+            result.findings = analysis.results()
             return result
         for candidate in kept:
             result.fixed += [Fixed(*position, f.code) for f, position in zip(candidate.findings, candidate.positions)]
         result.source, analysis = verdict.text, verdict.analysis
     # Still fixing after MAX_ROUNDS rounds (never seen): what is left waits for another run.
     if analysis is not None:
+        result.findings = analysis.results()
         result.left = [
             Left(*position, f.code, f"not tried: the fix command stopped after {MAX_ROUNDS} rounds; run it again")
             for candidate in _candidates(analysis, result.source, codes, honour_noqa)
