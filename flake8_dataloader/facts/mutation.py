@@ -219,7 +219,7 @@ class LoopChanges:
         changed, holders = self._changed(loop)
         if not changed:
             return False
-        for reference in _references(expr):
+        for reference in references(expr):
             if source_of(reference) in holders:
                 return True
             if any(source_of(prefix) in changed for prefix in reference_chain(reference)):
@@ -232,7 +232,7 @@ def _is_own_self(expr: cst.BaseExpression, function: Optional[FunctionInfo]) -> 
             and function.params[:1] == [expr.value])
 
 
-def _references(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+def references(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     """Every whole name, attribute or subscript chain read in ``expr`` (`a.b[0].c`, not its prefixes)."""
     stack: List[cst.CSTNode] = [expr]
     while stack:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Optional, Set
+from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -14,10 +14,12 @@ from ..facts.mutation import (
     arguments_bound_in,
     assignments_into,
     dataset_change_in_loop,
+    reference_chain,
+    references,
     reseeded_each_pass,
 )
 from ..facts.flow import Value
-from ..facts.resolve import Scope, names_in, qualname_in
+from ..facts.resolve import Scope, names_in, qualname_in, source_of
 from ..facts.samplers import for_evaluation, loader_samplers, set_epoch_reaches
 from .base import (
     FACTORY_SITES,
@@ -64,36 +66,56 @@ def rebuilt_by_calls(facts, site: LoaderSite) -> bool:
     own = [it for it in facts.iteration.iterations_of(site) if it.ctx.function is func]
     if not own or any(it.loops or it.repeated_inside for it in own):
         return False
-    reaching = _parameters_reaching(func, [arg.value for arg in site.node.args])
+    reaching, free = _reaching(func, [arg.value for arg in site.node.args])
     for caller in facts.graph.callers.get(func, ()):
         loops = caller.record.ctx.loops
         if not loops:
             continue
-        if arguments_bound_in(caller.record.node, loops):
-            continue
+        # Only what reaches the loader counts (v7): `validate(model, val_set, step)` with `step += 1`
+        # in the loop still builds the same loader, and `self.tokens += n` leaves `self.data` as it is.
         passed = [arg for param, arg in facts.graph.map_arguments(caller.record.node, func, caller.offset) if param in reaching]
-        if not any(facts.loop_changes.changes(loop, arg) for loop in loops for arg in passed):
+        if not any(_changed_in(facts, loop, expr) for loop in loops for expr in [*passed, *free]):
             return True
     return False
 
 
-def _parameters_reaching(func, exprs) -> Set[str]:
-    """The parameters of ``func`` that the expressions read, directly or through the function's own
-    assignments (`data = Subset(dataset, idx); DataLoader(data)` reads `dataset` and `idx`)."""
-    todo: List[str] = [name for expr in exprs for name in names_in(expr)]
+def _changed_in(facts, loop: LoopInfo, expr: cst.BaseExpression) -> bool:
+    """The loop binds a name the expression reads, or changes in place what it reads."""
+    return bool(names_in(expr) & loop.bound_names) or facts.loop_changes.changes(loop, expr)
+
+
+def _reaching(func, exprs) -> Tuple[Set[str], List[cst.BaseExpression]]:
+    """What the expressions read from outside ``func``, directly or through the function's own
+    assignments (`data = Subset(dataset, idx); DataLoader(data)` reads `dataset` and `idx`): its
+    parameters, and the references (`VAL`, `self.train_dataset`) read from an enclosing scope or
+    through the method's own `self`."""
+    todo: List[cst.BaseExpression] = [ref for expr in exprs for ref in references(expr)]
     seen: Set[str] = set()
+    params: Set[str] = set()
+    free: List[cst.BaseExpression] = []
+    own_self = func.params[0] if func.cls is not None and func.params else None
     while todo:
-        name = todo.pop()
-        if name in seen:
+        ref = todo.pop()
+        base = reference_chain(ref)[-1]
+        if not isinstance(base, cst.Name):
             continue
-        seen.add(name)
-        for binding in func.scope.bindings.get(name, ()):
-            value = binding.value
-            if isinstance(value, cst.For):
-                value = value.iter
-            if isinstance(value, cst.BaseExpression):
-                todo.extend(names_in(value))
-    return seen & func.scope.params
+        text = source_of(ref)
+        if text in seen:
+            continue
+        seen.add(text)
+        name = base.value
+        if name in func.scope.params and name != own_self:
+            params.add(name)
+        elif name in func.scope.bindings and name not in func.scope.params:
+            for binding in func.scope.bindings[name]:
+                value = binding.value
+                if isinstance(value, cst.For):
+                    value = value.iter
+                if isinstance(value, cst.BaseExpression):
+                    todo.extend(references(value))
+        else:
+            free.append(ref)
+    return params, free
 
 
 class LoaderRebuiltInLoop(Rule):
