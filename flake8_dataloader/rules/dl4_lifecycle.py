@@ -18,6 +18,7 @@ from ..facts.mutation import (
     references,
     reseeded_each_pass,
 )
+from ..facts.draws import draws_random
 from ..facts.flow import Value
 from ..facts.resolve import Scope, names_in, qualname_in, source_of
 from ..facts.samplers import for_evaluation, loader_samplers, set_epoch_reaches
@@ -270,7 +271,14 @@ class LoaderRebuiltInLoop(Rule):
 
 def _not_persistent(call: LoaderCall) -> bool:
     persistent = call.args["persistent_workers"]
+    if written_false(persistent.expr):
+        return False  # a decision (v7): the real ones refresh their dataset every epoch on purpose
     return persistent.omitted or (persistent.known and not persistent.value)
+
+
+def written_false(expr: Optional[cst.BaseExpression]) -> bool:
+    """The argument is the literal `False` as written (not a name bound to it)."""
+    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 class PersistentWorkersDisabled(Rule):
@@ -456,7 +464,10 @@ class PersistentWorkersDisabled(Rule):
             return False
         # Persistent workers would train on a stale copy of a dataset the loop changes, or turn a
         # random stream the loop replays on purpose (a fixed seed every pass) into a drifting one.
-        return dataset_change_in_loop(facts, site) is None and reseeded_each_pass(facts, site) is None
+        if dataset_change_in_loop(facts, site) is not None:
+            return False
+        # A reseed replays a random stream on purpose (v7: only for a loader that draws one).
+        return reseeded_each_pass(facts, site) is None or not any(draws_random(facts, c) for c in site.calls)
 
     @staticmethod
     def _fix(call: LoaderCall) -> str:

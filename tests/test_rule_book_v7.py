@@ -1,0 +1,70 @@
+"""Rule book v7 (issue 40, part A): each condition DL401, DL402 and DL501 gained is mutated here.
+
+A mutation weakens one decision; the fixture that shows it must then gain or lose exactly the
+finding the decision is about (the fixtures themselves are checked in test_fixtures.py).
+"""
+
+import pytest
+
+from flake8_dataloader.engine import analyse
+from flake8_dataloader.facts import draws
+from flake8_dataloader.rules import dl4_lifecycle
+
+from .conftest import FIXTURES
+from .harness import expectations, option_args, settings_from_argv
+
+
+def findings(name):
+    source = (FIXTURES / name).read_text(encoding="utf-8")
+    return {(line, col, code) for line, col, code, _ in analyse(source, settings_from_argv(option_args(source)))}
+
+
+def stated(name):
+    return expectations((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def everything_reaches(func, exprs):
+    return set(func.scope.params), []
+
+
+REACHING = dl4_lifecycle._reaching
+
+
+def parameters_only(func, exprs):
+    return REACHING(func, exprs)[0], []
+
+
+MUTATIONS = [
+    # DL401: every argument of the call counts, as before v7: the step counter and the epoch number
+    # hand validate() and run_epoch() a "new" loader.
+    ("dl401_v7_what_reaches_the_loader.py", lambda mp: mp.setattr(dl4_lifecycle, "_reaching", everything_reaches),
+     {(9, 13, "DL401"), (45, 21, "DL401")}, set()),
+    # DL401: what the loader reads from outside the function is not looked at: the shrinking dataset
+    # the loop re-binds on self is taken for an unchanged one.
+    ("dl401_v7_what_reaches_the_loader.py",
+     lambda mp: mp.setattr(dl4_lifecycle, "_reaching", parameters_only),
+     set(), {(63, 21, "DL401")}),
+    # DL402: a literal persistent_workers=False is reported again.
+    ("dl402_v7_written_decisions.py", lambda mp: mp.setattr(dl4_lifecycle, "written_false", lambda expr: False),
+     set(), {(12, 13, "DL402"), (26, 14, "DL402")}),
+    # DL402: every reseeded loader is taken for one that draws random numbers (v6).
+    ("dl402_reseeded_validation.py", lambda mp: mp.setattr(dl4_lifecycle, "draws_random", lambda facts, call: True),
+     {(86, 17, "DL402"), (87, 14, "DL402")}, set()),
+    # DL402: a SequentialSampler is taken for a random one.
+    ("dl402_reseeded_validation.py", lambda mp: mp.setattr(draws, "_sequential", lambda expr, scope: False),
+     {(87, 14, "DL402")}, set()),
+    # DL402: the random crops of the dataset class are not seen: the fixed random validation sets lose their exemption.
+    ("dl402_reseeded_validation.py", lambda mp: mp.setattr(draws, "_reads_draw", lambda facts, klass: False),
+     set(), {(39, 17, "DL402"), (48, 17, "DL402"), (60, 17, "DL402")}),
+]
+
+
+@pytest.mark.parametrize(("name", "mutation", "lost", "gained"), MUTATIONS,
+                         ids=[f"{m[0]}-{i}" for i, m in enumerate(MUTATIONS)])
+def test_each_v7_decision_shows_in_its_fixture(monkeypatch, name, mutation, lost, gained):
+    before = findings(name)
+    assert before == stated(name)
+    mutation(monkeypatch)
+    after = findings(name)
+    assert before - after == lost
+    assert after - before == gained
