@@ -7,7 +7,7 @@ finding the decision is about (the fixtures themselves are checked in test_fixtu
 import pytest
 
 from flake8_dataloader.engine import analyse
-from flake8_dataloader.facts import draws
+from flake8_dataloader.facts import draws, inspection
 from flake8_dataloader.rules import dl4_lifecycle
 
 from .conftest import FIXTURES
@@ -68,3 +68,18 @@ def test_each_v7_decision_shows_in_its_fixture(monkeypatch, name, mutation, lost
     after = findings(name)
     assert before - after == lost
     assert after - before == gained
+
+
+def test_dl501_is_reported_on_loaders_built_only_to_be_inspected_without_v7(monkeypatch):
+    name = "dl501_v7_inspected_loaders.py"
+    before = findings(name)
+    assert before == stated(name)
+    monkeypatch.setattr(inspection.Inspections, "only_inspected", lambda self, call: False)
+    assert findings(name) - before == {(14, 8, "DL501"), (19, 13, "DL501")}
+
+
+def test_a_read_other_than_an_attribute_or_a_read_only_builtin_lets_the_loader_escape(monkeypatch):
+    # Every read taken as harmless: the loader a factory returns (and the one handed to
+    # trainer.fit) would be taken for one only inspected.
+    monkeypatch.setattr(inspection, "_harmless", lambda node, parent, grand, scope: True)
+    assert {(30, 13, "DL501"), (36, 13, "DL501")} & findings("dl501_v7_inspected_loaders.py") == set()

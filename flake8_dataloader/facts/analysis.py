@@ -24,11 +24,12 @@ from .classes import ClassFacts, last_name
 from .collector import Collector
 from .flow import ValueFlow
 from .foreign import Imports
+from .inspection import Inspections
 from .framework_uses import FrameworkUses
 from .iteration import IterationFacts
 from .loaders import LoaderFacts, read_arguments
 from .loops import drop_single_pass_loops
-from .model import Mutation
+from .model import LoaderCall, Mutation
 from .mutation import LoopChanges, LoopTouches, Reseeds
 
 __all__ = ["FileFacts", "build_facts", "last_name", "read_arguments"]
@@ -49,6 +50,7 @@ class FileFacts:
         self._reseeds: Optional[Reseeds] = None
         self._loop_touches: Optional[LoopTouches] = None
         self._call_order: Optional[Dict[cst.CSTNode, int]] = None
+        self._inspections: Optional[Inspections] = None
 
     @property
     def mutations(self) -> List[Mutation]:
@@ -77,6 +79,20 @@ class FileFacts:
         if self._loop_touches is None:
             self._loop_touches = LoopTouches(self)
         return self._loop_touches
+
+    @property
+    def inspections(self) -> Inspections:
+        """Which loaders are only looked at, never iterated (built when a rule first asks)."""
+        if self._inspections is None:
+            self._inspections = Inspections()
+        return self._inspections
+
+    def never_iterated(self, call: LoaderCall) -> bool:
+        """No site of the call is iterated and its name is only read for attributes (v7: built to inspect it)."""
+        sites = self.iteration.sites_of_call(call)
+        if any(self.iteration.iterations_of(site) for site in sites):
+            return False
+        return self.inspections.only_inspected(call)
 
     @property
     def reseeds(self) -> Reseeds:

@@ -155,10 +155,10 @@ class UnshardedIterableDataset(Rule):
             if shards_by_worker(facts, klass):
                 continue
             for call in facts.loaders.loaders_using(klass):
-                if _several_workers(facts, call) and not _init_fn_can_shard(facts, call):
+                if _several_workers(facts, call) and not _init_fn_can_shard(facts, call) and not facts.never_iterated(call):
                     yield cls.finding(call.node, klass=klass.name, workers=show_workers(call))
         for call in facts.flow.loader_calls.values():
-            if not _several_workers(facts, call) or _init_fn_can_shard(facts, call):
+            if not _several_workers(facts, call) or _init_fn_can_shard(facts, call) or facts.never_iterated(call):
                 continue
             for dataset in facts.loaders.foreign_datasets(call):
                 if dataset.kind == "iterable" and not dataset.shards:
@@ -169,7 +169,7 @@ class UnshardedIterableDataset(Rule):
             foreign = call.foreign
             if foreign is None or "worker_init_fn" not in dict(foreign.reads):
                 continue
-            if not _several_workers(facts, call) or _init_fn_can_shard(facts, call):
+            if not _several_workers(facts, call) or _init_fn_can_shard(facts, call) or facts.never_iterated(call):
                 continue
             for dataset in foreign.dataset_summaries:
                 if dataset.kind == "iterable" and not dataset.shards:
