@@ -7,7 +7,7 @@ finding the decision is about (the fixtures themselves are checked in test_fixtu
 import pytest
 
 from flake8_dataloader.engine import analyse
-from flake8_dataloader.facts import draws, inspection
+from flake8_dataloader.facts import changed_parameters, draws, inspection
 from flake8_dataloader.rules import dl4_lifecycle
 
 from .conftest import FIXTURES
@@ -83,3 +83,36 @@ def test_a_read_other_than_an_attribute_or_a_read_only_builtin_lets_the_loader_e
     # trainer.fit) would be taken for one only inspected.
     monkeypatch.setattr(inspection, "_harmless", lambda node, parent, grand, scope: True)
     assert {(30, 13, "DL501"), (36, 13, "DL501")} & findings("dl501_v7_inspected_loaders.py") == set()
+
+
+def every_parameter_changed(self, func, depth=0):
+    return frozenset((param, through) for param in func.params for through in (False, True))
+
+
+CHANGES = "dl402_v7_dataset_changes.py"
+REAL_ROOTED = changed_parameters._rooted
+
+
+@pytest.mark.parametrize(
+    ("mutation", "lost", "gained"),
+    [
+        # Same-file callees not read: a helper that only reads the dataset, a classmethod and a method
+        # that assigns nothing are taken to change it (v6).
+        (lambda mp: mp.setattr(changed_parameters.ChangedParameters, "of", every_parameter_changed),
+         {(49, 17, "DL402"), (70, 17, "DL402")}, set()),
+        # A factory's change before it builds a new loader counts.
+        (lambda mp: mp.setattr(changed_parameters, "builds_new_loader", lambda facts, function: False),
+         {(77, 12, "DL402")}, set()),
+        # A change of the `.dataset` of what a callee is given is not carried to its caller.
+        (lambda mp: mp.setattr(changed_parameters, "_rooted", lambda expr, params, flags=None: REAL_ROOTED(expr, params)),
+         set(), {(56, 17, "DL402")}),
+    ],
+    ids=["callees-read", "factory-change", "through-dataset"],
+)
+def test_each_dataset_change_decision_shows_in_its_fixture(monkeypatch, mutation, lost, gained):
+    before = findings(CHANGES)
+    assert before == stated(CHANGES)
+    mutation(monkeypatch)
+    after = findings(CHANGES)
+    assert before - after == lost
+    assert after - before == gained

@@ -20,6 +20,7 @@ import libcst as cst
 
 from ..parsing import parse
 from .calls import CallGraph
+from .changed_parameters import ChangedParameters
 from .classes import ClassFacts, last_name
 from .collector import Collector
 from .flow import ValueFlow
@@ -51,6 +52,7 @@ class FileFacts:
         self._loop_touches: Optional[LoopTouches] = None
         self._call_order: Optional[Dict[cst.CSTNode, int]] = None
         self._inspections: Optional[Inspections] = None
+        self._changed_parameters: Optional[ChangedParameters] = None
 
     @property
     def mutations(self) -> List[Mutation]:
@@ -79,6 +81,13 @@ class FileFacts:
         if self._loop_touches is None:
             self._loop_touches = LoopTouches(self)
         return self._loop_touches
+
+    @property
+    def changed_parameters(self) -> ChangedParameters:
+        """What each same-file function may change in what it is given (built when a rule first asks)."""
+        if self._changed_parameters is None:
+            self._changed_parameters = ChangedParameters(self)
+        return self._changed_parameters
 
     @property
     def inspections(self) -> Inspections:

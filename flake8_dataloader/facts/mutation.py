@@ -106,7 +106,7 @@ def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
 
 class _Touches(NamedTuple):
     by_reference: Dict[_ReferenceKey, cst.CSTNode]  # a prefix a statement changes through -> that statement
-    through_dataset: List[Tuple[cst.Attribute, Scope, cst.CSTNode]]  # `X.dataset` prefixes, with where they stand
+    through_dataset: List[Tuple[cst.BaseExpression, Scope, cst.CSTNode]]  # X of a changed `X.dataset`, with where
 
 
 class LoopTouches:
@@ -135,7 +135,7 @@ class LoopTouches:
                     if reference is not None:
                         found.by_reference.setdefault(reference, node)
                     if isinstance(prefix, cst.Attribute) and prefix.attr.value == "dataset":
-                        found.through_dataset.append((prefix, scope, node))
+                        found.through_dataset.append((prefix.value, scope, node))
 
             mutations = self._mutations.get(function, [])
             records = self._facts.graph.calls_in(function)
@@ -146,12 +146,13 @@ class LoopTouches:
             for record in records:
                 if not loops & set(record.ctx.loops):
                     continue
-                call, scope = record.node, record.ctx.scope
-                if isinstance(call.func, cst.Attribute):
-                    add(call.func.value, scope, call)  # a method of the dataset or of something it holds
-                if not resolve(call.func, scope) <= READ_ONLY_BUILTINS:
-                    for arg in call.args:
-                        add(arg.value, scope, call)  # handed to a helper, setattr, random.shuffle...
+                # A method of the dataset or of what it holds, the dataset handed to a helper, setattr,
+                # random.shuffle...; a same-file callee is read (v7): one that only reads changes nothing.
+                for expr, flags in self._facts.changed_parameters.handed(record):
+                    if False in flags:
+                        add(expr, record.ctx.scope, record.node)
+                    if True in flags:  # the callee changes the `.dataset` of what it is given
+                        found.through_dataset.append((expr, record.ctx.scope, record.node))
         return found
 
     def touching(self, function: Optional[FunctionInfo], loops: Set[LoopInfo],
@@ -167,8 +168,8 @@ class LoopTouches:
         holders = self._holders.get(id(touches))
         if holders is None:  # which loader each `X.dataset` may be the dataset of, worked out once
             holders = self._holders[id(touches)] = {}
-            for prefix, scope, node in touches.through_dataset:
-                for site in self._facts.flow.sites_of(prefix.value, scope):
+            for holder, scope, node in touches.through_dataset:
+                for site in self._facts.flow.sites_of(holder, scope):
                     holders.setdefault(site, node)
         return holders.get(references.site)
 
