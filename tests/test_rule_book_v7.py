@@ -7,7 +7,8 @@ finding the decision is about (the fixtures themselves are checked in test_fixtu
 import pytest
 
 from flake8_dataloader.engine import analyse
-from flake8_dataloader.facts import changed_parameters, draws, inspection
+from flake8_dataloader.facts import changed_parameters, draws, inspection, iteration
+from flake8_dataloader.facts.iteration import IterationFacts
 from flake8_dataloader.rules import dl4_lifecycle
 
 from .conftest import FIXTURES
@@ -116,3 +117,18 @@ def test_each_dataset_change_decision_shows_in_its_fixture(monkeypatch, mutation
     after = findings(CHANGES)
     assert before - after == lost
     assert after - before == gained
+
+
+def test_a_name_bound_again_after_its_loop_is_not_charged_with_its_iterations(monkeypatch):
+    name = "flow_rebound_after_loop.py"
+    before = findings(name)
+    assert before == stated(name)
+    # Every binding reaches every use again: the test loader is charged with the training epochs.
+    monkeypatch.setattr(IterationFacts, "_built_after_loop", lambda self, site, ctx: False)
+    assert findings(name) ^ before == {(18, 13, "DL402")}
+
+
+def test_a_loop_around_both_bindings_still_reaches_the_new_value(monkeypatch):
+    name = "flow_rebound_after_loop.py"
+    monkeypatch.setattr(iteration, "loop_around_both", lambda site, ctx: False)
+    assert findings(name) ^ stated(name) == {(28, 17, "DL401")}
