@@ -8,7 +8,8 @@ import pytest
 
 from flake8_dataloader.engine import analyse
 from flake8_dataloader.rules import RULES
-from flake8_dataloader.facts import changed_parameters, draws, inspection, iteration
+from flake8_dataloader.facts import analysis as analysis_module
+from flake8_dataloader.facts import changed_parameters, draws, epoch_callbacks, inspection, iteration
 from flake8_dataloader.facts.iteration import IterationFacts
 from flake8_dataloader.facts.loaders import LoaderFacts
 from flake8_dataloader.rules import dl4_lifecycle
@@ -147,3 +148,16 @@ def test_a_constructor_parameter_is_read_as_every_construction_passes_it(monkeyp
     # Not read per construction: DataModule(num_workers=0)'s loader is taken for a worker-using one.
     monkeypatch.setattr(LoaderFacts, "constructed_state", lambda self, expr, func: None)
     assert findings(name) ^ before == {(13, 15, "DL402")}
+
+
+def test_a_lightning_callback_that_changes_the_dataset_every_epoch_keeps_workers_fresh(monkeypatch):
+    before = findings("fw_lightning_epoch_callbacks.py")
+    assert before == stated("fw_lightning_epoch_callbacks.py") == set()
+    monkeypatch.setattr(analysis_module, "dataset_change_by_callback", lambda facts: None)
+    assert findings("fw_lightning_epoch_callbacks.py") == {(37, 15, "DL402")}
+
+
+def test_a_callback_that_changes_no_dataset_is_no_reason(monkeypatch):
+    assert findings("fw_lightning_epoch_logging.py") == stated("fw_lightning_epoch_logging.py") == {(18, 15, "DL402")}
+    monkeypatch.setattr(epoch_callbacks, "_names_a_dataset", lambda expr: True)
+    assert findings("fw_lightning_epoch_logging.py") == set()

@@ -14,7 +14,7 @@ name (``facts.flow.sites_of(...)``) and the in-place change indexes built here o
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -22,6 +22,7 @@ from ..parsing import parse
 from .calls import CallGraph
 from .changed_parameters import ChangedParameters
 from .classes import ClassFacts, last_name
+from .epoch_callbacks import dataset_change_by_callback
 from .collector import Collector
 from .flow import ValueFlow
 from .foreign import Imports
@@ -53,6 +54,8 @@ class FileFacts:
         self._call_order: Optional[Dict[cst.CSTNode, int]] = None
         self._inspections: Optional[Inspections] = None
         self._changed_parameters: Optional[ChangedParameters] = None
+        self._epoch_callback: Optional[Tuple[Optional[cst.CSTNode]]] = None
+        self._framework_epoch_nodes: Optional[Set[cst.CSTNode]] = None
 
     @property
     def mutations(self) -> List[Mutation]:
@@ -81,6 +84,20 @@ class FileFacts:
         if self._loop_touches is None:
             self._loop_touches = LoopTouches(self)
         return self._loop_touches
+
+    @property
+    def framework_epoch_nodes(self) -> Set[cst.CSTNode]:
+        """Where a framework iterates the loaders it is handed every epoch."""
+        if self._framework_epoch_nodes is None:
+            self._framework_epoch_nodes = {handed.node for handed in self.frameworks.handed if handed.repeats}
+        return self._framework_epoch_nodes
+
+    @property
+    def epoch_callback_change(self) -> Optional[cst.CSTNode]:
+        """A dataset change made by a framework's per-epoch callback of this file (found once)."""
+        if self._epoch_callback is None:
+            self._epoch_callback = (dataset_change_by_callback(self),)
+        return self._epoch_callback[0]
 
     @property
     def changed_parameters(self) -> ChangedParameters:

@@ -93,12 +93,17 @@ def assignments_into(
 
 
 def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
-    """A statement or call, inside a loop that repeats the site's iteration, that may change its dataset."""
+    """A statement or call, inside a loop that repeats the site's iteration, that may change its dataset;
+    for a loader a framework iterates every epoch, a per-epoch callback of it that changes a dataset."""
     references = DatasetReferences(facts, site)
     for it in facts.iteration.iterations_of(site):
         loops = repeating_loops(site, it)
         if loops:
             found = facts.loop_touches.touching(it.ctx.function, loops, references)
+            if found is not None:
+                return found
+        elif it.repeated_inside and it.node in facts.framework_epoch_nodes:
+            found = facts.epoch_callback_change
             if found is not None:
                 return found
     return None
