@@ -130,10 +130,15 @@ class LoaderRebuiltInLoop(Rule):
     change in that loop (`for epoch ...: validate(model, val_set)` where
     `validate` builds `DataLoader(val_set, num_workers=4)`).
 
-    An argument changes in the loop when a name in it is bound there, or when
-    an argument that reaches the loader's arguments is changed in place there:
-    an item or attribute assignment (`hyp[k] = ...`, `args.batch_size = ...`,
-    augmented ones too) or a method called on it (`cfg.update(...)`). A
+    Only what reaches the loader counts: the arguments passed for the
+    parameters its DataLoader call reads (through the function's own
+    assignments), and what it reads from outside the function (`self.data`,
+    a global). One of those changes in the loop when a name in it is bound
+    there, or when it is changed in place there: an item or attribute
+    assignment (`hyp[k] = ...`, `args.batch_size = ...`, augmented ones too)
+    or a method called on it (`cfg.update(...)`). A step counter handed to
+    `validate(model, val_set, step)` and only printed, or an unrelated
+    `self.tokens += n`, leaves the loader as it was: reported. A
     function that iterates the loader it builds inside a loop of its own is a
     whole run per call, not an epoch (a hyper-parameter search calling
     `train(hyp)` 300 times): not reported here; DL402 looks at its own loop.
@@ -229,10 +234,11 @@ class LoaderRebuiltInLoop(Rule):
     as called once per `fit()`.
     Through calls, one level is followed (the function called in the loop
     builds and iterates the loader itself), and the loop-invariance test
-    looks at the call's arguments: a name bound in the loop counts in any
-    argument; a change in place only in an argument that the function's
-    loader is built from (`model.train()` does not change `val_set`), and a
-    method called on the loop's own `self` is not followed. Anchor: the call (for a loader built by
+    looks at what reaches the function's loader: the arguments for the
+    parameters its loader call reads, and the names or `self` attributes it
+    reads from outside the function (a step counter in another argument, or
+    `model.train()`, changes nothing the loader sees); a method called on the
+    loop's own `self` is not followed. Anchor: the call (for a loader built by
     a function called in the loop: its DataLoader call).
 
     ## References
@@ -399,7 +405,11 @@ class PersistentWorkersDisabled(Rule):
 
     ## Known limits
     Performance advice, deliberately including canonical code written before
-    persistent workers existed. Not reported when the only loop is the one
+    persistent workers existed. Not reported when `persistent_workers=False`
+    (or `dataloader_persistent_workers=False`) is written as a literal: that
+    is a decision, and the ones found in real projects were deliberate (a
+    dataset refreshed every epoch by a callback); a name bound to `False` is
+    still reported. Not reported when the only loop is the one
     whose header iterates the loader, or one whose target picks the loader
     (`for phase in ["train", "val"]: for b in loaders[phase]:` visits each
     once), through a `**kwargs` splat, or together with DL401. Not reported when the loop reseeds torch with a value it does
@@ -408,14 +418,32 @@ class PersistentWorkersDisabled(Rule):
     fresh workers then replay one random stream every epoch on purpose (a
     fixed random validation set), which persistent workers would change; a
     seed that depends on the loop (`torch.manual_seed(epoch)`) is no such
-    wish. Not reported either when the loop that repeats the iteration
+    wish, and a loader that draws nothing random (no shuffle or an unknown
+    one, no sampler other than `SequentialSampler`, no dataset class of this
+    file whose `__getitem__`/`__iter__` draws from `random`, `np.random`,
+    torch's random functions or an RNG it holds) replays the same batches
+    with persistent workers too: reported. A dataset of a class this file
+    cannot read (imported, or built by a call it cannot see into) counts as
+    drawing nothing, even when its transforms are random. Not reported
+    either when the loop that repeats the iteration
     may change the dataset: an assignment into it (or `loader.dataset`), a
     method called on it or on what it holds (`dataset.update()`,
     `dataset.items.sort()`, imported dataset classes included), or the
     dataset handed to a call other than a read-only builtin (`bump(dataset,
     epoch)`, `setattr(dataset, ...)`, `random.shuffle(dataset.items)`):
-    persistent workers would keep training on their start-up copy. Changes
-    made inside functions called from the loop are not seen. A loop over a
+    persistent workers would keep training on their start-up copy. Functions
+    of this file called in the loop are read, at any depth: one that only
+    reads what it is given (`describe(val_set)`), a `classmethod`, a
+    `staticmethod` or a method that assigns nothing on `self` changes
+    nothing; `validate(loader)` calling `loader.dataset.set_scale(s)` does;
+    a factory's change to what it builds a new loader from does not count
+    (that loader's new workers see it). A recursive cycle of calls adds
+    nothing to what the cycle finds. A Lightning per-epoch hook of this file
+    (a `Callback`, a module or a data module's `on_train_epoch_start`/`_end`,
+    the validation ones, `on_epoch_start`/`_end`) that changes an attribute
+    chain naming a dataset or the datamodule (`trainer.datamodule.train_set
+    .resample()`) counts as a change in the epoch loop Lightning runs, for
+    every loader Lightning iterates in the file. A loop over a
     container of loaders (`for loader in loaders:`) iterates each one once;
     a nested comprehension is not a loop. A value carried through more than
     100 nested steps (names, elements, returns) is not followed. Anchor: the
@@ -432,7 +460,7 @@ class PersistentWorkersDisabled(Rule):
     """
 
     CODE = "DL402"
-    ACROSS_FILES = FACTORY_SITES.format(anchor="the factory's call, naming the DataLoader's file and line") + FOLLOWS_CALLABLES + " Not when the defining module iterates that loader every epoch itself: it reports it there, at the DataLoader call. The fix command works per file and does not edit the other module. A Lightning module or data module of this file whose Lightning base class is in another module of the project has its hooks read."
+    ACROSS_FILES = FACTORY_SITES.format(anchor="the factory's call, naming the DataLoader's file and line") + FOLLOWS_CALLABLES + " Not when the defining module iterates that loader every epoch itself: it reports it there, at the DataLoader call. The fix command works per file and does not edit the other module. A Lightning module or data module of this file whose Lightning base class is in another module of the project has its hooks read. A function imported from the project and called in the epoch loop with the dataset is still taken to change it: its module summary does not say what it changes (same-file functions are read, v7)."
     NAME = "persistent-workers-disabled"
     MESSAGE = "DataLoader workers are restarted every epoch; pass {fix} to keep them between epochs"
     FRAMEWORK_MESSAGE = (

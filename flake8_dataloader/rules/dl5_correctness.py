@@ -134,7 +134,11 @@ class UnshardedIterableDataset(Rule):
     functions it calls); one that only seeds leaves the stream reported. A
     `worker_init_fn` imported from the project is read in its module the same
     way; one defined elsewhere (a library's, a parameter) is assumed to
-    shard. Anchor: the loader call.
+    shard. A loader that is never iterated is not reported: bound to a name
+    that is only read for its attributes (`loader.batch_size`) or by a
+    builtin that only reads (`len`, `print`), it starts no worker. Any other
+    use (iterated, returned, stored on an object, handed to a call) may
+    iterate it and keeps the finding. Anchor: the loader call.
 
     ## References
     - [`torch.utils.data.IterableDataset`](https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset): the documented sharding by `get_worker_info()`.
