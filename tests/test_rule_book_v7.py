@@ -98,7 +98,7 @@ def every_parameter_changed(self, func, depth=0):
 
 
 CHANGES = "dl402_v7_dataset_changes.py"
-REAL_ROOTED = changed_parameters._rooted
+ROOTED = changed_parameters._rooted
 
 
 @pytest.mark.parametrize(
@@ -112,7 +112,7 @@ REAL_ROOTED = changed_parameters._rooted
         (lambda mp: mp.setattr(changed_parameters, "builds_new_loader", lambda facts, function: False),
          {(77, 12, "DL402")}, set()),
         # A change of the `.dataset` of what a callee is given is not carried to its caller.
-        (lambda mp: mp.setattr(changed_parameters, "_rooted", lambda expr, params, flags=None: REAL_ROOTED(expr, params)),
+        (lambda mp: mp.setattr(changed_parameters, "_rooted", lambda expr, params, flags=None: ROOTED(expr, params)),
          set(), {(56, 17, "DL402")}),
     ],
     ids=["callees-read", "factory-change", "through-dataset"],

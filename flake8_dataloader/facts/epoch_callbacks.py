@@ -16,9 +16,8 @@ from .frameworks import LIGHTNING_BASES
 from .mutation import reference_chain
 
 _PACKAGES = ("lightning.pytorch", "lightning", "pytorch_lightning")
-LIGHTNING_CALLBACKS: FrozenSet[str] = frozenset(
-    f"{package}.{path}" for package in _PACKAGES for path in ("Callback", "callbacks.Callback", "callbacks.callback.Callback")
-)
+_CALLBACK_PATHS = ("Callback", "callbacks.Callback", "callbacks.callback.Callback")
+LIGHTNING_CALLBACKS: FrozenSet[str] = frozenset(f"{pkg}.{path}" for pkg in _PACKAGES for path in _CALLBACK_PATHS)
 EPOCH_HOOKS = (
     "on_train_epoch_start",
     "on_train_epoch_end",

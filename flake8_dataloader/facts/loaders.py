@@ -143,7 +143,7 @@ class LoaderFacts:
         param = reads_parameter(stored[0][0], init)
         if param is None:
             return None
-        states = []
+        states: List[ArgState] = []
         for caller in self.graph.callers.get(init, ()):
             record = caller.record
             if self.file.instance_class(record.node, record.ctx.scope) is None:

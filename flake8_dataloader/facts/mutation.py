@@ -19,7 +19,7 @@ import libcst as cst
 from .model import FunctionInfo, IterationSite, LoaderSite, LoopInfo, Mutation
 from .nodes import children
 from . import constants as C
-from .resolve import Scope, names_in, qualname_in, resolve, source_of
+from .resolve import Scope, names_in, qualname_in, source_of
 
 # Calls that only read what they are given.
 READ_ONLY_BUILTINS = frozenset(

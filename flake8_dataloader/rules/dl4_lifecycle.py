@@ -11,7 +11,6 @@ from ..facts import constants as C
 from ..facts.model import LoaderCall, LoaderSite, LoopInfo
 from ..facts.mutation import (
     DatasetReferences,
-    arguments_bound_in,
     assignments_into,
     dataset_change_in_loop,
     reference_chain,
