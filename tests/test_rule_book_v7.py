@@ -83,14 +83,19 @@ def test_dl501_is_reported_on_loaders_built_only_to_be_inspected_without_v7(monk
     before = findings(name)
     assert before == stated(name)
     monkeypatch.setattr(inspection.Inspections, "only_inspected", lambda self, call: False)
-    assert findings(name) - before == {(14, 8, "DL501"), (19, 13, "DL501")}
+    assert findings(name) - before == {(14, 8, "DL501"), (20, 13, "DL501")}
 
 
 def test_a_read_other_than_an_attribute_or_a_read_only_builtin_lets_the_loader_escape(monkeypatch):
     # Every read taken as harmless: the loader a factory returns (and the one handed to
     # trainer.fit) would be taken for one only inspected.
     monkeypatch.setattr(inspection, "_harmless", lambda node, parent, grand, scope: True)
-    assert {(30, 13, "DL501"), (36, 13, "DL501")} & findings("dl501_v7_inspected_loaders.py") == set()
+    assert {(31, 13, "DL501"), (37, 13, "DL501")} & findings("dl501_v7_inspected_loaders.py") == set()
+
+
+def test_a_module_level_loader_its_module_never_reads_may_be_imported(monkeypatch):
+    monkeypatch.setattr(inspection, "importable", lambda scope, name, inspected: False)
+    assert stated("dl501_v7_inspected_loaders.py") - findings("dl501_v7_inspected_loaders.py") == {(16, 11, "DL501")}
 
 
 def every_parameter_changed(self, func, depth=0):

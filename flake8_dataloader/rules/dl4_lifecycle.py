@@ -392,9 +392,9 @@ class PersistentWorkersDisabled(Rule):
 
 
     def fixed_validation(model, val_set):
-        loader = DataLoader(val_set, num_workers=2)
+        loader = DataLoader(val_set, shuffle=True, num_workers=2)
         for epoch in range(10):
-            torch.manual_seed(42)  # the same random crops every epoch, on purpose
+            torch.manual_seed(42)  # the same random order every epoch, on purpose
             for batch in loader:
                 model(batch)
     ```

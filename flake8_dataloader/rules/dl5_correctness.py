@@ -138,7 +138,8 @@ class UnshardedIterableDataset(Rule):
     that is only read for its attributes (`loader.batch_size`) or by a
     builtin that only reads (`len`, `print`), it starts no worker. Any other
     use (iterated, returned, stored on an object, handed to a call) may
-    iterate it and keeps the finding. Anchor: the loader call.
+    iterate it and keeps the finding, and so does a module-level loader its
+    module never reads (another module may import it). Anchor: the loader call.
 
     ## References
     - [`torch.utils.data.IterableDataset`](https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset): the documented sharding by `get_worker_info()`.
