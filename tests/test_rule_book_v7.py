@@ -112,15 +112,18 @@ ROOTED = changed_parameters._rooted
         # Same-file callees not read: a helper that only reads the dataset, a classmethod and a method
         # that assigns nothing are taken to change it (v6).
         (lambda mp: mp.setattr(changed_parameters.ChangedParameters, "of", every_parameter_changed),
-         {(49, 17, "DL402"), (70, 17, "DL402")}, set()),
+         {(49, 17, "DL402"), (70, 17, "DL402"), (91, 17, "DL402")}, set()),
         # A factory's change before it builds a new loader counts.
         (lambda mp: mp.setattr(changed_parameters, "builds_new_loader", lambda facts, function: False),
          {(77, 12, "DL402")}, set()),
+        # Subset(loader.dataset, ...) taken for a change of the dataset it only holds.
+        (lambda mp: mp.setattr(changed_parameters, "ONLY_READ", changed_parameters.READ_ONLY_BUILTINS),
+         {(91, 17, "DL402")}, set()),
         # A change of the `.dataset` of what a callee is given is not carried to its caller.
         (lambda mp: mp.setattr(changed_parameters, "_rooted", lambda expr, params, flags=None: ROOTED(expr, params)),
          set(), {(56, 17, "DL402")}),
     ],
-    ids=["callees-read", "factory-change", "through-dataset"],
+    ids=["callees-read", "factory-change", "subset-reads", "through-dataset"],
 )
 def test_each_dataset_change_decision_shows_in_its_fixture(monkeypatch, mutation, lost, gained):
     before = findings(CHANGES)

@@ -22,6 +22,12 @@ from .resolve import resolve
 
 # (parameter, through its `.dataset`): `p.x = 1` gives (p, False); `p.dataset.set_scale(s)` both.
 Change = Tuple[str, bool]
+# Calls that only read what they are given (or hold it, as a Subset holds its dataset).
+_READING_BUILTINS = ("range", "min", "max", "sum", "sorted", "list", "tuple", "enumerate", "zip", "iter", "next",
+                     "any", "all", "float", "int", "round", "abs", "getattr")
+_HOLDERS = ("Subset", "ConcatDataset", "dataset.Subset", "dataset.ConcatDataset")
+ONLY_READ = (READ_ONLY_BUILTINS | frozenset(f"builtins.{name}" for name in _READING_BUILTINS)
+             | frozenset(f"torch.utils.data.{name}" for name in _HOLDERS))
 # Past this depth of same-file calls, a function is taken to change every parameter.
 MAX_DEPTH = 64
 
@@ -32,6 +38,7 @@ class ChangedParameters:
     def __init__(self, facts) -> None:
         self._facts = facts
         self._memo: Dict[FunctionInfo, FrozenSet[Change]] = {}
+        self._only_read = ONLY_READ | facts.file.loader_names  # a loader built over a dataset reads it
         self._mutations: Dict[Optional[FunctionInfo], List[cst.BaseExpression]] = {}
         for mutation in facts.mutations:
             self._mutations.setdefault(mutation.ctx.function, []).append(mutation.base)
@@ -63,8 +70,8 @@ class ChangedParameters:
         callee = self._facts.graph.callees.get(call)
         if callee is None:
             if isinstance(call.func, cst.Attribute):
-                yield call.func.value, ALL  # a method this file cannot see may change its receiver
-            if not resolve(call.func, scope) <= READ_ONLY_BUILTINS:  # unresolved: not followed, as before
+                yield call.func.value, SELF  # a method this file cannot see may change its receiver
+            if not resolve(call.func, scope) <= self._only_read:  # unresolved: not followed, as before
                 for arg in call.args:
                     yield arg.value, SELF
             return
@@ -92,7 +99,6 @@ def builds_new_loader(facts, function: FunctionInfo) -> bool:
 
 
 SELF: FrozenSet[bool] = frozenset({False})
-ALL: FrozenSet[bool] = frozenset({False, True})
 
 
 def _rooted(expr: cst.BaseExpression, params: Set[str], flags: FrozenSet[bool] = SELF) -> Set[Change]:

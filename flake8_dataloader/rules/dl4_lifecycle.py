@@ -106,15 +106,14 @@ def _reaching(func, exprs) -> Tuple[Set[str], List[cst.BaseExpression]]:
         name = base.value
         if name in func.scope.params and name != own_self:
             params.add(name)
-        elif name in func.scope.bindings and name not in func.scope.params:
-            for binding in func.scope.bindings[name]:
-                value = binding.value
-                if isinstance(value, cst.For):
-                    value = value.iter
-                if isinstance(value, cst.BaseExpression):
-                    todo.extend(references(value))
-        else:
+        elif name not in func.scope.bindings or name == own_self:
             free.append(ref)
+        for binding in func.scope.bindings.get(name, ()):  # a parameter bound again too (`model = load(weights)`)
+            value = binding.value
+            if isinstance(value, cst.For):
+                value = value.iter
+            if isinstance(value, cst.BaseExpression):
+                todo.extend(references(value))
     return params, free
 
 
