@@ -61,6 +61,7 @@ class LoaderFacts:
             if is_loader:
                 custom_init = subclass is not None and self.file.method(subclass, "__init__") is not None
                 call = read_arguments(record.node, record.ctx, custom_init)
+                constructed: Dict[str, Argument] = {}
                 for name, argument in call.args.items():
                     param = reads_parameter(argument.expr, record.ctx.function)
                     if param is not None:
@@ -68,9 +69,15 @@ class LoaderFacts:
                     elif argument.unknown and not argument.via_splat:
                         state = self.constructed_state(argument.expr, record.ctx.function)
                         if state is not None:
-                            call.args[name] = replace(argument, state=state)
+                            constructed[name] = replace(argument, state=state)
                 self.flow.loader_calls[record.node] = call
-                self.flow.sites[record.node] = LoaderSite(node=record.node, ctx=record.ctx, calls=[call])
+                # The call stays as written (other modules may construct the class otherwise); the site
+                # this file builds reads what its constructions pass (v7), as a factory's call does.
+                built = call
+                if constructed:
+                    built = LoaderCall(node=call.node, ctx=call.ctx, args={**call.args, **constructed},
+                                       foreign=call.foreign, reads=dict(call.reads), original=call)
+                self.flow.sites[record.node] = LoaderSite(node=record.node, ctx=record.ctx, calls=[built])
 
     def imported(self, func: cst.BaseExpression, scope: Scope) -> Optional[str]:
         """The one dotted name a callee denotes when it is imported (followed across modules)."""
