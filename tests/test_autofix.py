@@ -138,8 +138,8 @@ EPOCHS = "    for epoch in range(3):\n        for batch in loader:\n            
     "construction, reason",
     [
         (
-            "loader = DataLoader(ds, num_workers=2, persistent_workers=False)",
-            "persistent_workers=False is written explicitly; change it by hand if that was not deliberate",
+            "loader = DataLoader(ds, num_workers=2, persistent_workers=0)",  # a literal False is not reported
+            "persistent_workers is written explicitly as a false value; change it by hand if that was not deliberate",
         ),
         (
             "loader = DataLoader(ds, num_workers=workers())",

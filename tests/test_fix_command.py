@@ -121,14 +121,14 @@ def test_unparsable_and_missing_files_do_not_stop_the_others(tmp_path):
 def test_left_findings_are_listed_with_reasons(tmp_path):
     (tmp_path / "custom.py").write_text(BAD.replace("persistent_workers=True)", "persistent_workers=False)").replace(
         "probe = DataLoader(dataset, batch_size=4, persistent_workers=False)",
-        "probe = DataLoader(dataset, num_workers=2, persistent_workers=False)\n    for _ in range(2):\n"
+        "probe = DataLoader(dataset, num_workers=2, persistent_workers=0)\n    for _ in range(2):\n"
         "        for _ in probe:\n            pass",
     ))
     result = fix("--isolated", "custom.py", cwd=tmp_path)
     assert result.returncode == 1, "a finding remains"
     assert result.stdout.splitlines() == [
         "custom.py: fixed DL402 x1",
-        "custom.py:5:13: DL402 left as is: persistent_workers=False is written explicitly; "
+        "custom.py:5:13: DL402 left as is: persistent_workers is written explicitly as a false value; "
         "change it by hand if that was not deliberate",
     ]
 

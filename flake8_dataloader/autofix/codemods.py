@@ -270,7 +270,7 @@ def _add_persistent_workers(call: LoaderCall) -> Outcome:
     """`persistent_workers=True` (`dataloader_persistent_workers` in TrainingArguments), or `=<workers> > 0`."""
     keyword = call.spelled("persistent_workers")
     if not call.args["persistent_workers"].omitted:
-        return f"{keyword}=False is written explicitly; change it by hand if that was not deliberate"
+        return f"{keyword} is written explicitly as a false value; change it by hand if that was not deliberate"
     if call.num_workers.known:
         value: cst.BaseExpression = cst.Name("True")
     else:

@@ -14,21 +14,24 @@ name (``facts.flow.sites_of(...)``) and the in-place change indexes built here o
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from ..parsing import parse
 from .calls import CallGraph
+from .changed_parameters import ChangedParameters
 from .classes import ClassFacts, last_name
+from .epoch_callbacks import dataset_change_by_callback
 from .collector import Collector
 from .flow import ValueFlow
 from .foreign import Imports
+from .inspection import Inspections
 from .framework_uses import FrameworkUses
 from .iteration import IterationFacts
 from .loaders import LoaderFacts, read_arguments
 from .loops import drop_single_pass_loops
-from .model import Mutation
+from .model import LoaderCall, Mutation
 from .mutation import LoopChanges, LoopTouches, Reseeds
 
 __all__ = ["FileFacts", "build_facts", "last_name", "read_arguments"]
@@ -49,6 +52,10 @@ class FileFacts:
         self._reseeds: Optional[Reseeds] = None
         self._loop_touches: Optional[LoopTouches] = None
         self._call_order: Optional[Dict[cst.CSTNode, int]] = None
+        self._inspections: Optional[Inspections] = None
+        self._changed_parameters: Optional[ChangedParameters] = None
+        self._epoch_callback: Optional[Tuple[Optional[cst.CSTNode]]] = None
+        self._framework_epoch_nodes: Optional[Set[cst.CSTNode]] = None
 
     @property
     def mutations(self) -> List[Mutation]:
@@ -77,6 +84,41 @@ class FileFacts:
         if self._loop_touches is None:
             self._loop_touches = LoopTouches(self)
         return self._loop_touches
+
+    @property
+    def framework_epoch_nodes(self) -> Set[cst.CSTNode]:
+        """Where a framework iterates the loaders it is handed every epoch."""
+        if self._framework_epoch_nodes is None:
+            self._framework_epoch_nodes = {handed.node for handed in self.frameworks.handed if handed.repeats}
+        return self._framework_epoch_nodes
+
+    @property
+    def epoch_callback_change(self) -> Optional[cst.CSTNode]:
+        """A dataset change made by a framework's per-epoch callback of this file (found once)."""
+        if self._epoch_callback is None:
+            self._epoch_callback = (dataset_change_by_callback(self),)
+        return self._epoch_callback[0]
+
+    @property
+    def changed_parameters(self) -> ChangedParameters:
+        """What each same-file function may change in what it is given (built when a rule first asks)."""
+        if self._changed_parameters is None:
+            self._changed_parameters = ChangedParameters(self)
+        return self._changed_parameters
+
+    @property
+    def inspections(self) -> Inspections:
+        """Which loaders are only looked at, never iterated (built when a rule first asks)."""
+        if self._inspections is None:
+            self._inspections = Inspections()
+        return self._inspections
+
+    def never_iterated(self, call: LoaderCall) -> bool:
+        """No site of the call is iterated and its name is only read for attributes (v7: built to inspect it)."""
+        sites = self.iteration.sites_of_call(call)
+        if any(self.iteration.iterations_of(site) for site in sites):
+            return False
+        return self.inspections.only_inspected(call)
 
     @property
     def reseeds(self) -> Reseeds:

@@ -370,6 +370,7 @@ class Collector(cst.CSTVisitor):
 
     def visit_While(self, node: cst.While) -> None:
         self._open_loop(node, node.body)
+        self.calls_before[node] = len(self.calls)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self.comprehension_iters.append((node.iter, self.context()))

@@ -76,6 +76,11 @@ class _Event:
         self.scope = ctx.scope if scope is None else scope
 
 
+def loop_around_both(site: LoaderSite, ctx: Context) -> bool:
+    """A loop encloses both the loader's construction and the code at ``ctx``."""
+    return any(loop in site.ctx.loops for loop in ctx.loops)
+
+
 class IterationFacts:
     """Where each loader is iterated, and whether every epoch; what functions do with their parameters."""
 
@@ -90,6 +95,7 @@ class IterationFacts:
         self.iterations: List[IterationSite] = []
         self._by_site: Optional[Dict[LoaderSite, List[IterationSite]]] = None
         self._sites_by_call: Optional[Dict[LoaderCall, List[LoaderSite]]] = None
+        self._call_order: Optional[Dict[cst.CSTNode, int]] = None
         # What each same-file function does with each parameter (module summaries read it).
         self.param_uses: DefaultDict[ParamOwner, Dict[str, Use]] = defaultdict(dict)
         # Imported callables matter only for the loaders they are handed: none without a loader site.
@@ -290,6 +296,8 @@ class IterationFacts:
                 if event.contents:
                     sites = sites | self.flow.contents_of(event.expr, event.scope)
                 for site in sites:
+                    if self._built_after_loop(site, event.ctx):
+                        continue
                     repeated = event.repeats or self._in_handler(site, event.ctx)
                     self.iterations.append(IterationSite(site, event.node, event.ctx, loops, event.header, repeated))
             event_use = Use.REPEATED if self._each_epoch(event.ctx) else event.use
@@ -345,6 +353,8 @@ class IterationFacts:
             ctx = record.ctx
             loops = repeating_loops(arg, ctx)
             for site in self.flow.sites_of(arg, ctx.scope) | self.flow.contents_of(arg, ctx.scope):
+                if self._built_after_loop(site, ctx):
+                    continue
                 repeated = level == Use.REPEATED or self._in_handler(site, ctx)
                 self.iterations.append(IterationSite(site, record.node, ctx, loops, None, repeated))
         self._carry_through_calls()
@@ -390,8 +400,26 @@ class IterationFacts:
                     todo.append((caller, site))
         for record, callee in calls:
             for site, repeated in inside.get(callee, {}).items():
+                if self._built_after_loop(site, record.ctx):
+                    continue
                 repeated = repeated or self._in_handler(site, record.ctx)
                 self.iterations.append(IterationSite(site, record.node, record.ctx, record.ctx.loops, None, repeated))
+
+    def _built_after_loop(self, site: LoaderSite, ctx: Context) -> bool:
+        """The site is built, in the function of ``ctx``, after a loop around ``ctx`` and in no loop
+        around both (v7): a name bound again after its loop is a new value, and that loop's passes
+        ran before it existed."""
+        if site.ctx.function is not ctx.function or not ctx.loops:
+            return False
+        if self._call_order is None:
+            self._call_order = {record.node: index for index, record in enumerate(self.file.calls)}
+        order = self._call_order.get(site.node)
+        if order is None:
+            return False
+        if loop_around_both(site, ctx):
+            return False  # its next pass iterates the new value
+        before = self.file.collector.calls_before
+        return any(order >= before.get(loop.node, order + 1) for loop in ctx.loops)
 
     def _closure_param(self, expr: cst.CSTNode, func: FunctionInfo) -> Optional[Tuple[FunctionInfo, str]]:
         """The enclosing function and parameter a nested function's free name reads."""

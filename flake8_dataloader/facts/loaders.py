@@ -14,7 +14,7 @@ from .calls import CallGraph
 from .classes import ClassFacts
 from .flow import ANY, OBJECT_FLOW, Key, Path, ValueFlow, constant_key
 from .binding import Bound, Conditions, Signature, bind, conditions_of, reads_parameter, signature_of, taken
-from .model import OMITTED, Argument, Context, FunctionInfo, LoaderCall, LoaderSite, Unknown
+from .model import OMITTED, ArgState, Argument, Context, FunctionInfo, Known, LoaderCall, LoaderSite, Unknown
 from .resolve import Scope, Target, evaluate, resolve
 from .signature import ALL_PARAMETERS, POSITIONAL
 
@@ -61,12 +61,23 @@ class LoaderFacts:
             if is_loader:
                 custom_init = subclass is not None and self.file.method(subclass, "__init__") is not None
                 call = read_arguments(record.node, record.ctx, custom_init)
+                constructed: Dict[str, Argument] = {}
                 for name, argument in call.args.items():
                     param = reads_parameter(argument.expr, record.ctx.function)
                     if param is not None:
                         call.reads[name] = param
+                    elif argument.unknown and not argument.via_splat:
+                        state = self.constructed_state(argument.expr, record.ctx.function)
+                        if state is not None:
+                            constructed[name] = replace(argument, state=state)
                 self.flow.loader_calls[record.node] = call
-                self.flow.sites[record.node] = LoaderSite(node=record.node, ctx=record.ctx, calls=[call])
+                # The call stays as written (other modules may construct the class otherwise); the site
+                # this file builds reads what its constructions pass (v7), as a factory's call does.
+                built = call
+                if constructed:
+                    built = LoaderCall(node=call.node, ctx=call.ctx, args={**call.args, **constructed},
+                                       foreign=call.foreign, reads=dict(call.reads), original=call)
+                self.flow.sites[record.node] = LoaderSite(node=record.node, ctx=record.ctx, calls=[built])
 
     def imported(self, func: cst.BaseExpression, scope: Scope) -> Optional[str]:
         """The one dotted name a callee denotes when it is imported (followed across modules)."""
@@ -128,6 +139,33 @@ class LoaderFacts:
                     else:
                         self.flow.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
         self.flow.forget_values()
+
+    def constructed_state(self, expr: Optional[cst.BaseExpression], func: Optional[FunctionInfo]) -> Optional[ArgState]:
+        """`self.x` in a method, stored once by `__init__` from its parameter (`self.x = x`), read as
+        every construction of the class in this file passes it (v7), when they all pass one Known value
+        (`DataModule(num_workers=0)`); None when a construction passes something else, or none is here."""
+        if func is None or func.cls is None or not func.params or not isinstance(expr, cst.Attribute):
+            return None
+        if not (isinstance(expr.value, cst.Name) and expr.value.value == func.params[0]):
+            return None
+        stored = self.file.self_attr_values(func.cls, expr.attr.value)
+        if len(stored) != 1 or stored[0][1].name != "__init__":
+            return None
+        init = stored[0][1]
+        param = reads_parameter(stored[0][0], init)
+        if param is None:
+            return None
+        states: List[ArgState] = []
+        for caller in self.graph.callers.get(init, ()):
+            record = caller.record
+            if self.file.instance_class(record.node, record.ctx.scope) is None:
+                return None  # `super().__init__(...)` or a call this file cannot place
+            bound = bind(record.node, record.ctx.scope, self.signature(init), caller.offset, self.changed_name)
+            state = bound[param].state if param in bound else None
+            if not isinstance(state, Known) or (states and states[0] != state):
+                return None
+            states.append(state)
+        return states[0] if states else None
 
     def changed_name(self, name: cst.Name, scope: Scope) -> bool:
         """The name's object is changed in place somewhere in the file (item or attribute assignment,

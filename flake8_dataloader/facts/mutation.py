@@ -19,7 +19,7 @@ import libcst as cst
 from .model import FunctionInfo, IterationSite, LoaderSite, LoopInfo, Mutation
 from .nodes import children
 from . import constants as C
-from .resolve import Scope, names_in, qualname_in, resolve, source_of
+from .resolve import Scope, names_in, qualname_in, source_of
 
 # Calls that only read what they are given.
 READ_ONLY_BUILTINS = frozenset(
@@ -93,7 +93,8 @@ def assignments_into(
 
 
 def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
-    """A statement or call, inside a loop that repeats the site's iteration, that may change its dataset."""
+    """A statement or call, inside a loop that repeats the site's iteration, that may change its dataset;
+    for a loader a framework iterates every epoch, a per-epoch callback of it that changes a dataset."""
     references = DatasetReferences(facts, site)
     for it in facts.iteration.iterations_of(site):
         loops = repeating_loops(site, it)
@@ -101,12 +102,16 @@ def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
             found = facts.loop_touches.touching(it.ctx.function, loops, references)
             if found is not None:
                 return found
+        elif it.repeated_inside and it.node in facts.framework_epoch_nodes:
+            found = facts.epoch_callback_change
+            if found is not None:
+                return found
     return None
 
 
 class _Touches(NamedTuple):
     by_reference: Dict[_ReferenceKey, cst.CSTNode]  # a prefix a statement changes through -> that statement
-    through_dataset: List[Tuple[cst.Attribute, Scope, cst.CSTNode]]  # `X.dataset` prefixes, with where they stand
+    through_dataset: List[Tuple[cst.BaseExpression, Scope, cst.CSTNode]]  # X of a changed `X.dataset`, with where
 
 
 class LoopTouches:
@@ -135,7 +140,7 @@ class LoopTouches:
                     if reference is not None:
                         found.by_reference.setdefault(reference, node)
                     if isinstance(prefix, cst.Attribute) and prefix.attr.value == "dataset":
-                        found.through_dataset.append((prefix, scope, node))
+                        found.through_dataset.append((prefix.value, scope, node))
 
             mutations = self._mutations.get(function, [])
             records = self._facts.graph.calls_in(function)
@@ -146,12 +151,13 @@ class LoopTouches:
             for record in records:
                 if not loops & set(record.ctx.loops):
                     continue
-                call, scope = record.node, record.ctx.scope
-                if isinstance(call.func, cst.Attribute):
-                    add(call.func.value, scope, call)  # a method of the dataset or of something it holds
-                if not resolve(call.func, scope) <= READ_ONLY_BUILTINS:
-                    for arg in call.args:
-                        add(arg.value, scope, call)  # handed to a helper, setattr, random.shuffle...
+                # A method of the dataset or of what it holds, the dataset handed to a helper, setattr,
+                # random.shuffle...; a same-file callee is read (v7): one that only reads changes nothing.
+                for expr, flags in self._facts.changed_parameters.handed(record):
+                    if False in flags:
+                        add(expr, record.ctx.scope, record.node)
+                    if True in flags:  # the callee changes the `.dataset` of what it is given
+                        found.through_dataset.append((expr, record.ctx.scope, record.node))
         return found
 
     def touching(self, function: Optional[FunctionInfo], loops: Set[LoopInfo],
@@ -167,8 +173,8 @@ class LoopTouches:
         holders = self._holders.get(id(touches))
         if holders is None:  # which loader each `X.dataset` may be the dataset of, worked out once
             holders = self._holders[id(touches)] = {}
-            for prefix, scope, node in touches.through_dataset:
-                for site in self._facts.flow.sites_of(prefix.value, scope):
+            for holder, scope, node in touches.through_dataset:
+                for site in self._facts.flow.sites_of(holder, scope):
                     holders.setdefault(site, node)
         return holders.get(references.site)
 
@@ -219,7 +225,7 @@ class LoopChanges:
         changed, holders = self._changed(loop)
         if not changed:
             return False
-        for reference in _references(expr):
+        for reference in references(expr):
             if source_of(reference) in holders:
                 return True
             if any(source_of(prefix) in changed for prefix in reference_chain(reference)):
@@ -232,7 +238,7 @@ def _is_own_self(expr: cst.BaseExpression, function: Optional[FunctionInfo]) -> 
             and function.params[:1] == [expr.value])
 
 
-def _references(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+def references(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     """Every whole name, attribute or subscript chain read in ``expr`` (`a.b[0].c`, not its prefixes)."""
     stack: List[cst.CSTNode] = [expr]
     while stack:

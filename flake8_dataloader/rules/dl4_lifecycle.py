@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Optional, Set
+from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -11,13 +11,15 @@ from ..facts import constants as C
 from ..facts.model import LoaderCall, LoaderSite, LoopInfo
 from ..facts.mutation import (
     DatasetReferences,
-    arguments_bound_in,
     assignments_into,
     dataset_change_in_loop,
+    reference_chain,
+    references,
     reseeded_each_pass,
 )
+from ..facts.draws import draws_random
 from ..facts.flow import Value
-from ..facts.resolve import Scope, names_in, qualname_in
+from ..facts.resolve import Scope, names_in, qualname_in, source_of
 from ..facts.samplers import for_evaluation, helper_origin, loader_samplers, set_epoch_reaches
 from .base import (
     FACTORY_SITES,
@@ -64,36 +66,55 @@ def rebuilt_by_calls(facts, site: LoaderSite) -> bool:
     own = [it for it in facts.iteration.iterations_of(site) if it.ctx.function is func]
     if not own or any(it.loops or it.repeated_inside for it in own):
         return False
-    reaching = _parameters_reaching(func, [arg.value for arg in site.node.args])
+    reaching, free = _reaching(func, [arg.value for arg in site.node.args])
     for caller in facts.graph.callers.get(func, ()):
         loops = caller.record.ctx.loops
         if not loops:
             continue
-        if arguments_bound_in(caller.record.node, loops):
-            continue
+        # Only what reaches the loader counts (v7): `validate(model, val_set, step)` with `step += 1`
+        # in the loop still builds the same loader, and `self.tokens += n` leaves `self.data` as it is.
         passed = [arg for param, arg in facts.graph.map_arguments(caller.record.node, func, caller.offset) if param in reaching]
-        if not any(facts.loop_changes.changes(loop, arg) for loop in loops for arg in passed):
+        if not any(_changed_in(facts, loop, expr) for loop in loops for expr in [*passed, *free]):
             return True
     return False
 
 
-def _parameters_reaching(func, exprs) -> Set[str]:
-    """The parameters of ``func`` that the expressions read, directly or through the function's own
-    assignments (`data = Subset(dataset, idx); DataLoader(data)` reads `dataset` and `idx`)."""
-    todo: List[str] = [name for expr in exprs for name in names_in(expr)]
+def _changed_in(facts, loop: LoopInfo, expr: cst.BaseExpression) -> bool:
+    """The loop binds a name the expression reads, or changes in place what it reads."""
+    return bool(names_in(expr) & loop.bound_names) or facts.loop_changes.changes(loop, expr)
+
+
+def _reaching(func, exprs) -> Tuple[Set[str], List[cst.BaseExpression]]:
+    """What the expressions read from outside ``func``, directly or through the function's own
+    assignments (`data = Subset(dataset, idx); DataLoader(data)` reads `dataset` and `idx`): its
+    parameters, and the references (`VAL`, `self.train_dataset`) read from an enclosing scope or
+    through the method's own `self`."""
+    todo: List[cst.BaseExpression] = [ref for expr in exprs for ref in references(expr)]
     seen: Set[str] = set()
+    params: Set[str] = set()
+    free: List[cst.BaseExpression] = []
+    own_self = func.params[0] if func.cls is not None and func.params else None
     while todo:
-        name = todo.pop()
-        if name in seen:
+        ref = todo.pop()
+        base = reference_chain(ref)[-1]
+        if not isinstance(base, cst.Name):
             continue
-        seen.add(name)
-        for binding in func.scope.bindings.get(name, ()):
+        text = source_of(ref)
+        if text in seen:
+            continue
+        seen.add(text)
+        name = base.value
+        if name in func.scope.params and name != own_self:
+            params.add(name)
+        elif name not in func.scope.bindings or name == own_self:
+            free.append(ref)
+        for binding in func.scope.bindings.get(name, ()):  # a parameter bound again too (`model = load(weights)`)
             value = binding.value
             if isinstance(value, cst.For):
                 value = value.iter
             if isinstance(value, cst.BaseExpression):
-                todo.extend(names_in(value))
-    return seen & func.scope.params
+                todo.extend(references(value))
+    return params, free
 
 
 class LoaderRebuiltInLoop(Rule):
@@ -107,10 +128,15 @@ class LoaderRebuiltInLoop(Rule):
     change in that loop (`for epoch ...: validate(model, val_set)` where
     `validate` builds `DataLoader(val_set, num_workers=4)`).
 
-    An argument changes in the loop when a name in it is bound there, or when
-    an argument that reaches the loader's arguments is changed in place there:
-    an item or attribute assignment (`hyp[k] = ...`, `args.batch_size = ...`,
-    augmented ones too) or a method called on it (`cfg.update(...)`). A
+    Only what reaches the loader counts: the arguments passed for the
+    parameters its DataLoader call reads (through the function's own
+    assignments), and what it reads from outside the function (`self.data`,
+    a global). One of those changes in the loop when a name in it is bound
+    there, or when it is changed in place there: an item or attribute
+    assignment (`hyp[k] = ...`, `args.batch_size = ...`, augmented ones too)
+    or a method called on it (`cfg.update(...)`). A step counter handed to
+    `validate(model, val_set, step)` and only printed, or an unrelated
+    `self.tokens += n`, leaves the loader as it was: reported. A
     function that iterates the loader it builds inside a loop of its own is a
     whole run per call, not an epoch (a hyper-parameter search calling
     `train(hyp)` 300 times): not reported here; DL402 looks at its own loop.
@@ -206,10 +232,11 @@ class LoaderRebuiltInLoop(Rule):
     as called once per `fit()`.
     Through calls, one level is followed (the function called in the loop
     builds and iterates the loader itself), and the loop-invariance test
-    looks at the call's arguments: a name bound in the loop counts in any
-    argument; a change in place only in an argument that the function's
-    loader is built from (`model.train()` does not change `val_set`), and a
-    method called on the loop's own `self` is not followed. Anchor: the call (for a loader built by
+    looks at what reaches the function's loader: the arguments for the
+    parameters its loader call reads, and the names or `self` attributes it
+    reads from outside the function (a step counter in another argument, or
+    `model.train()`, changes nothing the loader sees); a method called on the
+    loop's own `self` is not followed. Anchor: the call (for a loader built by
     a function called in the loop: its DataLoader call).
 
     ## References
@@ -248,7 +275,14 @@ class LoaderRebuiltInLoop(Rule):
 
 def _not_persistent(call: LoaderCall) -> bool:
     persistent = call.args["persistent_workers"]
+    if written_false(persistent.expr):
+        return False  # a decision (v7): the real ones refresh their dataset every epoch on purpose
     return persistent.omitted or (persistent.known and not persistent.value)
+
+
+def written_false(expr: Optional[cst.BaseExpression]) -> bool:
+    """The argument is the literal `False` as written (not a name bound to it)."""
+    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 class PersistentWorkersDisabled(Rule):
@@ -360,9 +394,9 @@ class PersistentWorkersDisabled(Rule):
 
 
     def fixed_validation(model, val_set):
-        loader = DataLoader(val_set, num_workers=2)
+        loader = DataLoader(val_set, shuffle=True, num_workers=2)
         for epoch in range(10):
-            torch.manual_seed(42)  # the same random crops every epoch, on purpose
+            torch.manual_seed(42)  # the same random order every epoch, on purpose
             for batch in loader:
                 model(batch)
     ```
@@ -372,7 +406,11 @@ class PersistentWorkersDisabled(Rule):
 
     ## Known limits
     Performance advice, deliberately including canonical code written before
-    persistent workers existed. Not reported when the only loop is the one
+    persistent workers existed. Not reported when `persistent_workers=False`
+    (or `dataloader_persistent_workers=False`) is written as a literal: that
+    is a decision, and the ones found in real projects were deliberate (a
+    dataset refreshed every epoch by a callback); a name bound to `False` is
+    still reported. Not reported when the only loop is the one
     whose header iterates the loader, or one whose target picks the loader
     (`for phase in ["train", "val"]: for b in loaders[phase]:` visits each
     once), through a `**kwargs` splat, or together with DL401. Not reported when the loop reseeds torch with a value it does
@@ -381,14 +419,32 @@ class PersistentWorkersDisabled(Rule):
     fresh workers then replay one random stream every epoch on purpose (a
     fixed random validation set), which persistent workers would change; a
     seed that depends on the loop (`torch.manual_seed(epoch)`) is no such
-    wish. Not reported either when the loop that repeats the iteration
+    wish, and a loader that draws nothing random (no shuffle or an unknown
+    one, no sampler other than `SequentialSampler`, no dataset class of this
+    file whose `__getitem__`/`__iter__` draws from `random`, `np.random`,
+    torch's random functions or an RNG it holds) replays the same batches
+    with persistent workers too: reported. A dataset of a class this file
+    cannot read (imported, or built by a call it cannot see into) counts as
+    drawing nothing, even when its transforms are random. Not reported
+    either when the loop that repeats the iteration
     may change the dataset: an assignment into it (or `loader.dataset`), a
     method called on it or on what it holds (`dataset.update()`,
     `dataset.items.sort()`, imported dataset classes included), or the
     dataset handed to a call other than a read-only builtin (`bump(dataset,
     epoch)`, `setattr(dataset, ...)`, `random.shuffle(dataset.items)`):
-    persistent workers would keep training on their start-up copy. Changes
-    made inside functions called from the loop are not seen. A loop over a
+    persistent workers would keep training on their start-up copy. Functions
+    of this file called in the loop are read, at any depth: one that only
+    reads what it is given (`describe(val_set)`), a `classmethod`, a
+    `staticmethod` or a method that assigns nothing on `self` changes
+    nothing; `validate(loader)` calling `loader.dataset.set_scale(s)` does;
+    a factory's change to what it builds a new loader from does not count
+    (that loader's new workers see it). A recursive cycle of calls adds
+    nothing to what the cycle finds. A Lightning per-epoch hook of this file
+    (a `Callback`, a module or a data module's `on_train_epoch_start`/`_end`,
+    the validation ones, `on_epoch_start`/`_end`) that changes an attribute
+    chain naming a dataset or the datamodule (`trainer.datamodule.train_set
+    .resample()`) counts as a change in the epoch loop Lightning runs, for
+    every loader Lightning iterates in the file. A loop over a
     container of loaders (`for loader in loaders:`) iterates each one once;
     a nested comprehension is not a loop. A value carried through more than
     100 nested steps (names, elements, returns) is not followed. Anchor: the
@@ -405,7 +461,7 @@ class PersistentWorkersDisabled(Rule):
     """
 
     CODE = "DL402"
-    ACROSS_FILES = FACTORY_SITES.format(anchor="the factory's call, naming the DataLoader's file and line") + FOLLOWS_CALLABLES + " Not when the defining module iterates that loader every epoch itself: it reports it there, at the DataLoader call. The fix command works per file and does not edit the other module. A Lightning module or data module of this file whose Lightning base class is in another module of the project has its hooks read."
+    ACROSS_FILES = FACTORY_SITES.format(anchor="the factory's call, naming the DataLoader's file and line") + FOLLOWS_CALLABLES + " Not when the defining module iterates that loader every epoch itself: it reports it there, at the DataLoader call. The fix command works per file and does not edit the other module. A Lightning module or data module of this file whose Lightning base class is in another module of the project has its hooks read. A function imported from the project and called in the epoch loop with the dataset is still taken to change it: its module summary does not say what it changes (same-file functions are read, v7)."
     NAME = "persistent-workers-disabled"
     MESSAGE = "DataLoader workers are restarted every epoch; pass {fix} to keep them between epochs"
     FRAMEWORK_MESSAGE = (
@@ -437,7 +493,10 @@ class PersistentWorkersDisabled(Rule):
             return False
         # Persistent workers would train on a stale copy of a dataset the loop changes, or turn a
         # random stream the loop replays on purpose (a fixed seed every pass) into a drifting one.
-        return dataset_change_in_loop(facts, site) is None and reseeded_each_pass(facts, site) is None
+        if dataset_change_in_loop(facts, site) is not None:
+            return False
+        # A reseed replays a random stream on purpose (v7: only for a loader that draws one).
+        return reseeded_each_pass(facts, site) is None or not any(draws_random(facts, c) for c in site.calls)
 
     @staticmethod
     def _fix(call: LoaderCall) -> str:

@@ -134,7 +134,12 @@ class UnshardedIterableDataset(Rule):
     functions it calls); one that only seeds leaves the stream reported. A
     `worker_init_fn` imported from the project is read in its module the same
     way; one defined elsewhere (a library's, a parameter) is assumed to
-    shard. Anchor: the loader call.
+    shard. A loader that is never iterated is not reported: bound to a name
+    that is only read for its attributes (`loader.batch_size`) or by a
+    builtin that only reads (`len`, `print`), it starts no worker. Any other
+    use (iterated, returned, stored on an object, handed to a call) may
+    iterate it and keeps the finding, and so does a module-level loader its
+    module never reads (another module may import it). Anchor: the loader call.
 
     ## References
     - [`torch.utils.data.IterableDataset`](https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset): the documented sharding by `get_worker_info()`.
@@ -155,10 +160,10 @@ class UnshardedIterableDataset(Rule):
             if shards_by_worker(facts, klass):
                 continue
             for call in facts.loaders.loaders_using(klass):
-                if _several_workers(facts, call) and not _init_fn_can_shard(facts, call):
+                if _several_workers(facts, call) and not _init_fn_can_shard(facts, call) and not facts.never_iterated(call):
                     yield cls.finding(call.node, klass=klass.name, workers=show_workers(call))
         for call in facts.flow.loader_calls.values():
-            if not _several_workers(facts, call) or _init_fn_can_shard(facts, call):
+            if not _several_workers(facts, call) or _init_fn_can_shard(facts, call) or facts.never_iterated(call):
                 continue
             for dataset in facts.loaders.foreign_datasets(call):
                 if dataset.kind == "iterable" and not dataset.shards:
@@ -169,7 +174,7 @@ class UnshardedIterableDataset(Rule):
             foreign = call.foreign
             if foreign is None or "worker_init_fn" not in dict(foreign.reads):
                 continue
-            if not _several_workers(facts, call) or _init_fn_can_shard(facts, call):
+            if not _several_workers(facts, call) or _init_fn_can_shard(facts, call) or facts.never_iterated(call):
                 continue
             for dataset in foreign.dataset_summaries:
                 if dataset.kind == "iterable" and not dataset.shards:
