@@ -15,7 +15,7 @@ import ast
 import os
 from collections import defaultdict
 from importlib.util import decode_source
-from typing import DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
+from typing import AbstractSet, DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
 
 from ..tokens import identifiers
 from .locate import dotted_join, imported_names, locate
@@ -120,7 +120,7 @@ def _read(path: str, size: int, loader_tails: FrozenSet[str]) -> ModuleIndex:
     return ModuleIndex(found, *import_table(tree))
 
 
-def names_a_builder(tree: ast.AST, filename: str, loader_tails: FrozenSet[str], used: Set[str]) -> bool:
+def names_a_builder(tree: ast.AST, filename: str, loader_tails: FrozenSet[str], used: AbstractSet[str]) -> bool:
     """Some import of the file (at any level) may name a loader-building function or class of its project.
 
     ``used``: the file's identifiers. A module imported whole (`import data`, `from pkg import data`)
@@ -155,7 +155,7 @@ class _TooMany(Exception):
 
 class _Lookup:
     def __init__(
-        self, importer: str, loader_tails: FrozenSet[str], used: Set[str], modules: Set[str], bound: int
+        self, importer: str, loader_tails: FrozenSet[str], used: AbstractSet[str], modules: Set[str], bound: int
     ) -> None:
         self.importer = importer
         self.loader_tails = loader_tails
