@@ -2,22 +2,22 @@
 
 A file that passes the prefilter's tokens still costs a LibCST parse, the facts and the rules
 (about 10x ``ast.parse``); most such files hold no finding. Each rule declares ``CONDITION``: a
-necessary condition of its rule-book clause, written as alternatives of predicates (any alternative
-whose predicates all hold lets the rule fire), over the ``Record`` built here in one linear walk.
-A file for which no selected rule's condition holds is not analysed. Predicates over-approximate:
-any value the analysis could read as Known is treated as possibly Known, any call that could be a
-loader (by any binding of its name) as a loader. The two project predicates (``imported_builder``,
-``project_import``) ask the project index, and are evaluated last, only when they decide.
+necessary condition of its rule-book clause, as alternatives of predicates (an alternative holds
+when all its predicates do), over the ``Record`` built here in one walk. A file for which no
+selected rule's condition holds is not analysed. Predicates over-approximate: a value the analysis
+could read as Known is possibly Known, a callee any binding of which may hold a loader class may
+be a loader. The project predicates (``imported_*``) ask the project index, last and only when
+they decide.
 
-``FLAKE8_DATALOADER_GATE=off`` (or ``--dataloader-gate=off``) turns the gate off: findings must be
-identical either way (tests/test_gate.py, benchmarks/real_trees.py --compare-gate).
+``FLAKE8_DATALOADER_GATE=off`` (or ``--dataloader-gate=off``) turns the gate off; findings are the
+same either way (tests/test_gate.py, benchmarks/real_trees.py --no-gate).
 """
 
 from __future__ import annotations
 
 import ast
 import os
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from . import manifest
 from .settings import Settings, loader_tails
@@ -25,41 +25,229 @@ from .tokens import identifiers
 
 GATE_ENV = "FLAKE8_DATALOADER_GATE"
 
-# Callees that take DataLoader's keywords besides the loader classes themselves.
-FRAMEWORK_CALLEES = frozenset({"auto_dataloader", "TrainingArguments", "Seq2SeqTrainingArguments", "partial"})
+# Callees that take DataLoader's keywords besides the loader classes.
+FRAMEWORK_CALLEES = frozenset({"auto_dataloader", "TrainingArguments", "Seq2SeqTrainingArguments"})
 WORKER_KEYWORDS = frozenset({"num_workers", "dataloader_num_workers"})
-PERSISTENT = frozenset({"persistent_workers", "dataloader_persistent_workers"})
-PREFETCH = frozenset({"prefetch_factor", "dataloader_prefetch_factor"})
-# DataLoader's positional order (the first, dataset, is never rejected by DL103).
+# DataLoader's positional order.
 POSITIONS = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn",
              "pin_memory", "drop_last", "timeout", "worker_init_fn", "multiprocessing_context", "generator")
 SET_AFTER_CONSTRUCTION = frozenset(
     {"dataset", "batch_size", "sampler", "batch_sampler", "drop_last", "persistent_workers"}
 )
-# Substrings of identifiers, as DL601's and DL201's triggers (`open` is in `open_file`, `Random` in `RandomState`).
-HANDLE_PARTS = ("open", "File", "connect", "ZipFile", "load", "HDFStore", "ParquetFile", "memory_map")
-RNG_PARTS = ("default_rng", "RandomState", "Generator", "Random")
-CUDA_DEFAULT_NAMES = frozenset({"set_default_device", "set_default_tensor_type", "Generator"})
-SHUTDOWN_NAMES = frozenset({"closing", "_shutdown_workers"})
-WORKER_FN_NAMES = frozenset({"worker_init_fn", "worker_id"})
+DATASET_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__"})
+# The last names of DL601's openers and DL201's RNG constructors (`np.load` only opens an `.npz`).
+OPENERS = frozenset({"open", "File", "connect", "ZipFile", "open_file", "HDFStore", "ParquetFile", "memory_map"})
+RNGS = frozenset({"default_rng", "RandomState", "Generator", "Random"})
+CUDA_DEFAULTS = frozenset({"set_default_device", "set_default_tensor_type"})
+# Calls that take a class only to test it.
+CLASS_TESTS = frozenset({"isinstance", "issubclass"})
 
 
-def possibly_known(expr: ast.AST) -> bool:
+class Arguments(NamedTuple):
+    """A call that may build a loader, its arguments as DataLoader reads them (`partial(DataLoader, ...)` too)."""
+
+    args: Sequence[ast.expr]
+    keywords: Sequence[ast.keyword]
+
+
+def class_names(expr: ast.AST) -> Set[str]:
+    """The names an expression may take a class from: `A`, `m.A`, `A if c else B`, `A or B`, `(A, B)`,
+    `{"k": A}[k]`, `partial(A, ...)`. Any other call's result is an instance, not a class."""
+    found: Set[str] = set()
+    todo = [expr]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.IfExp):
+            todo += [node.body, node.orelse]
+        elif isinstance(node, ast.BoolOp):
+            todo += node.values
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            todo += node.elts
+        elif isinstance(node, ast.Dict):
+            todo += [value for value in node.values if value is not None]
+        elif isinstance(node, (ast.Subscript, ast.Starred, ast.NamedExpr)):
+            todo.append(node.value)
+        elif isinstance(node, ast.Call) and node.args and _is_partial(node):
+            todo.append(node.args[0])
+    return found
+
+
+def _is_partial(call: ast.Call) -> bool:
+    func = call.func
+    return (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) == "partial"
+
+
+class Holders:
+    """Which names may hold a class: from a start set, every name bound from an expression naming one
+    of them, to a fixed point (each binding read once per start)."""
+
+    def __init__(self) -> None:
+        self.flows: Dict[str, List[Set[str]]] = {}  # a name read -> the names bound from it
+        self.params: List[str] = []
+        self.passed: Set[str] = set()  # names handed to calls: a class passed may reach a parameter
+
+    def bind(self, targets: Iterable[ast.AST], value: ast.AST) -> None:
+        read = class_names(value)
+        if read:
+            self.bind_names({name for target in targets for name in class_names(target)}, read)
+
+    def bind_names(self, bound: Set[str], read: Iterable[str]) -> None:
+        for name in read:
+            self.flows.setdefault(name, []).append(bound)
+
+    def parameters(self, args: ast.arguments) -> None:
+        self.params.extend(arg.arg for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+        positional = [*args.posonlyargs, *args.args]
+        pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults)]
+        pairs += [(arg, default) for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None]
+        for arg, default in pairs:
+            self.bind_names({arg.arg}, class_names(default))
+
+    def call(self, call: ast.Call) -> None:
+        if isinstance(call.func, ast.Name) and call.func.id in CLASS_TESTS:
+            return
+        for value in [*call.args, *(keyword.value for keyword in call.keywords)]:
+            if isinstance(value, (ast.Name, ast.Attribute)):
+                self.passed |= class_names(value)
+
+    def closure(self, start: Iterable[str]) -> Set[str]:
+        found: Set[str] = set()
+        self._reach(found, start)
+        if not self.passed.isdisjoint(found):  # `build(DataLoader, ds)`: any parameter may hold it
+            self._reach(found, self.params)
+        return found
+
+    def _reach(self, found: Set[str], names: Iterable[str]) -> None:
+        todo = [name for name in names if name not in found]
+        found.update(todo)
+        while todo:
+            for bound in self.flows.get(todo.pop(), ()):
+                for name in bound - found:
+                    found.add(name)
+                    todo.append(name)
+
+
+class Record:
+    """What one walk over flake8's ast saw (and, lazily, what the project index answers)."""
+
+    def __init__(self, tree: ast.AST, settings: Settings, filename: Optional[str]) -> None:
+        self.settings, self.filename, self.tree = settings, filename, tree
+        self.ids: Set[str] = set(identifiers(tree))
+        self.tails = loader_tails(settings)
+        self.loops = self.classes_with_bases = self.npz = self.cuda_text = False
+        self.dataset_methods: Set[str] = set()  # `__getitem__`, `__getitems__`, `__iter__` defined here
+        self.iter_returns_self = False  # an `__iter__` returning `self` or something held on it (DL502)
+        self.stored: Set[str] = set()  # attributes assigned, on anything but `self`
+        self.stored_on_self: Set[str] = set()
+        self.classes: Dict[str, Set[str]] = {}  # class of this file -> the names its bases read
+        self.calls: List[ast.Call] = []
+        self.callees: Set[str] = set()
+        self._project: Dict[str, bool] = {}
+        holders = Holders()
+        for node in ast.walk(tree):  # the one pass
+            if isinstance(node, ast.Call):
+                self.calls.append(node)
+                self.callees |= class_names(node.func)
+                holders.call(node)
+            elif isinstance(node, ast.Attribute):
+                if isinstance(node.ctx, ast.Store):
+                    on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+                    (self.stored_on_self if on_self else self.stored).add(node.attr)
+            elif isinstance(node, ast.Constant):
+                if isinstance(node.value, str):
+                    self._text(node.value)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                holders.bind(node.targets if isinstance(node, ast.Assign) else [node.target], node.value)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                self.loops = self.loops or not isinstance(node, ast.comprehension)
+                holders.bind([node.target], node.iter)
+            elif isinstance(node, ast.While):
+                self.loops = True
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                holders.bind([node.optional_vars], node.context_expr)
+            elif isinstance(node, ast.alias) and node.asname:
+                holders.bind_names({node.asname}, [node.name.rsplit(".", 1)[-1]])
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                holders.parameters(node.args)
+                if not isinstance(node, ast.Lambda) and node.name in DATASET_METHODS:
+                    self.dataset_methods.add(node.name)
+                    self.iter_returns_self |= node.name == "__iter__" and _returns_self(node)
+            elif isinstance(node, ast.ClassDef):
+                self.classes_with_bases = self.classes_with_bases or bool(node.bases or node.keywords)
+                self.classes[node.name] = {name for base in node.bases for name in class_names(base)}
+                holders.bind_names({node.name}, self.classes[node.name])
+        self.holders = holders
+        self.loader_names = holders.closure(self.tails | FRAMEWORK_CALLEES)
+        self.candidates = [self._arguments(call) for call in self.calls if class_names(call.func) & self.loader_names]
+
+    def _text(self, value: str) -> None:
+        if value.isidentifier():
+            self.ids.add(value)  # a dict key splatted into a call: `**{"persistent_workers": True}`
+        self.npz = self.npz or value.endswith(".npz")
+        self.cuda_text = self.cuda_text or "cuda" in value
+
+    @staticmethod
+    def _arguments(call: ast.Call) -> Arguments:
+        return Arguments(call.args[1:], call.keywords) if _is_partial(call) else Arguments(call.args, call.keywords)
+
+    def calls_one_of(self, names: FrozenSet[str]) -> bool:
+        """A call of one of ``names`` (or of a name bound from one: `from h5py import File as H5`)."""
+        return not self.holders.closure(names).isdisjoint(self.callees)
+
+    def constructs_own_class(self) -> bool:
+        """A class of this file is called here: its `self.x` may be read per construction (rule book v7)."""
+        return not self.callees.isdisjoint(self.classes) or any(
+            isinstance(call.func, ast.Attribute) and class_names(call.func.value) & self.classes.keys()
+            for call in self.calls
+        )
+
+    def project(self, question: str) -> bool:
+        """The project index's answers, asked once and only when they decide."""
+        if question not in self._project:
+            self._project[question] = self._ask(question)
+        return self._project[question]
+
+    def _ask(self, question: str) -> bool:
+        if self.filename is None or not self.settings.follow_imports or not os.path.isfile(self.filename):
+            return False
+        from .project import index, locate
+
+        if locate.installed(self.filename):
+            return False
+        kind = "" if question == "builder" else question
+        return index.names_a_builder(self.tree, self.filename, self.tails, self.ids, kind)
+
+
+def _returns_self(function: ast.AST) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            root = node.value  # `self`, `self.it`, `self.items[k]`, `self.make_iterator()`
+            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                root = root.func if isinstance(root, ast.Call) else root.value
+            if isinstance(root, ast.Name) and root.id == "self":
+                return True
+    return False
+
+
+def possibly_known(expr: ast.AST, self_known: bool) -> bool:
     """The analysis may read this expression as Known: literals and names, operators over them, and
-    `self.x` (a constructor parameter bound per construction, rule book v7). Calls, subscripts and
-    other attributes are Unknown."""
+    `self.x` when a class of the file is constructed here (``self_known``). Calls, subscripts and other
+    attributes are Unknown."""
     if isinstance(expr, (ast.Constant, ast.Name)):
         return True
     if isinstance(expr, ast.Attribute):
-        return isinstance(expr.value, ast.Name) and expr.value.id == "self"
+        return self_known and isinstance(expr.value, ast.Name) and expr.value.id == "self"
     if isinstance(expr, ast.UnaryOp):
-        return possibly_known(expr.operand)
+        return possibly_known(expr.operand, self_known)
     if isinstance(expr, ast.BinOp):
-        return possibly_known(expr.left) and possibly_known(expr.right)
-    if isinstance(expr, ast.BoolOp):
-        return any(possibly_known(value) for value in expr.values)
-    if isinstance(expr, ast.IfExp):
-        return possibly_known(expr.body) or possibly_known(expr.orelse)
+        return possibly_known(expr.left, self_known) and possibly_known(expr.right, self_known)
+    if isinstance(expr, (ast.BoolOp, ast.IfExp)):
+        parts = expr.values if isinstance(expr, ast.BoolOp) else [expr.body, expr.orelse]
+        return any(possibly_known(part, self_known) for part in parts)
     return False
 
 
@@ -75,18 +263,26 @@ def _is_zero(value: object) -> bool:
     return type(value) is int and value == 0
 
 
-def may_be_rejected(name: str, value: ast.AST, given: Set[str], iterable_dataset: Callable[[], bool]) -> bool:
+def _falsy(value: ast.AST) -> bool:
+    return _literal(value, lambda v: not v)
+
+
+def _not_none(value: ast.AST) -> bool:
+    return not _literal(value, lambda v: v is None)
+
+
+def may_be_rejected(
+    name: str, value: ast.AST, given: Set[str], iterable_dataset: Callable[[], bool], self_known: bool = True
+) -> bool:
     """DL103 may reject this argument of a loader call (``given``: the call's other arguments;
     ``iterable_dataset``: its dataset may be an IterableDataset, asked only when it decides)."""
     if name in ("sampler", "batch_sampler"):
-        if _literal(value, lambda v: v is None):
-            return False
-        return name == "batch_sampler" or "shuffle" in given or iterable_dataset()
+        return _not_none(value) and (name == "batch_sampler" or "shuffle" in given or iterable_dataset())
     if name == "shuffle":
-        return not _literal(value, lambda v: not v) and iterable_dataset()
+        return not _falsy(value) and iterable_dataset()
     if name == "multiprocessing_context":
-        return not _literal(value, lambda v: v is None)
-    if not possibly_known(value):
+        return _not_none(value)
+    if not possibly_known(value, self_known):
         return False
     if name == "batch_size":
         return not _literal(value, _positive_int)
@@ -99,106 +295,56 @@ def may_be_rejected(name: str, value: ast.AST, given: Set[str], iterable_dataset
     return False
 
 
-class Record:
-    """What one walk over flake8's ast saw (and, lazily, what the project index answers)."""
+def _splat(call: Arguments) -> bool:
+    return any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords)
 
-    def __init__(self, tree: ast.AST, settings: Settings, filename: Optional[str]) -> None:
-        self.settings = settings
-        self.filename = filename
-        self.tree = tree
-        self.ids: Set[str] = set(identifiers(tree))
-        self.tails = loader_tails(settings)
-        self.loops = False
-        self.iter_defined = False
-        self.classes_with_bases = False
-        self.assigned_attributes: Set[str] = set()
-        self.calls: List[ast.Call] = []
-        self.bound: Set[str] = set()  # names a loader class could be held by (a callee may be one)
-        self._project: Dict[str, bool] = {}
-        bound = self.bound
-        for node in ast.walk(tree):  # the one pass
-            if isinstance(node, ast.Call):
-                self.calls.append(node)
-            elif isinstance(node, ast.Name):
-                if not isinstance(node.ctx, ast.Load):
-                    bound.add(node.id)
-            elif isinstance(node, ast.Attribute):
-                if isinstance(node.ctx, ast.Store):
-                    bound.add(node.attr)
-                    self.assigned_attributes.add(node.attr)
-            elif isinstance(node, ast.Constant):
-                if isinstance(node.value, str) and node.value.isidentifier():
-                    self.ids.add(node.value)  # a dict key splatted into a call: `**{"persistent_workers": True}`
-            elif isinstance(node, ast.arg):
-                bound.add(node.arg)
-            elif isinstance(node, ast.alias):
-                bound.add(node.asname or node.name.split(".")[0])
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-                self.loops = True
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.iter_defined = self.iter_defined or node.name == "__iter__"
-            elif isinstance(node, ast.ClassDef):
-                bound.add(node.name)
-                self.classes_with_bases = self.classes_with_bases or bool(node.bases or node.keywords)
-        self.candidates = [call for call in self.calls if self._may_be_loader(call.func)]
 
-    def _may_be_loader(self, func: ast.AST) -> bool:
-        if isinstance(func, ast.Name):
-            name = func.id
-        elif isinstance(func, ast.Attribute):
-            name = func.attr
-        else:
-            return True  # `type(loader)(...)`, `factories[k](...)`: anything
-        return name in self.tails or name in FRAMEWORK_CALLEES or name in self.bound
-
-    def project(self, question: str) -> bool:
-        """The project index's answers, asked once and only when they decide."""
-        if question not in self._project:
-            self._project[question] = self._ask(question)
-        return self._project[question]
-
-    def _ask(self, question: str) -> bool:
-        if self.filename is None or not self.settings.follow_imports or not os.path.isfile(self.filename):
-            return False
-        from .project import index, locate
-
-        if locate.installed(self.filename):
-            return False
-        if question == "imported_builder":
-            return index.names_a_builder(self.tree, self.filename, self.tails, self.ids)
-        return locate.imports_own_project(self.tree, self.filename)
+def _given(call: Arguments, name: str, test: Callable[[ast.AST], bool]) -> bool:
+    """The loader call may pass ``name`` with a value for which ``test`` holds (by keyword, position or splat)."""
+    position = POSITIONS.index(name)
+    if _splat(call) or (len(call.args) > position and test(call.args[position])):
+        return True
+    return any(keyword.arg == name and test(keyword.value) for keyword in call.keywords)
 
 
 def _workers(record: Record) -> bool:
-    """A call that may build a worker-using loader: num_workers not a literal 0, or unknowable."""
+    """A call that may build a worker-using loader: num_workers not a literal 0, by keyword (any call,
+    `dict(num_workers=...)` included), by position or through a splat."""
     for call in record.calls:
-        for keyword in call.keywords:
-            if keyword.arg in WORKER_KEYWORDS and not _literal(keyword.value, _is_zero):
-                return True
-    for call in record.candidates:
-        if len(call.args) >= 6 or any(isinstance(arg, ast.Starred) for arg in call.args):
+        if any(k.arg in WORKER_KEYWORDS and not _literal(k.value, _is_zero) for k in call.keywords):
             return True
-        if any(keyword.arg is None for keyword in call.keywords):
-            return True
-    return False
+    return any(len(call.args) > POSITIONS.index("num_workers") or _splat(call) for call in record.candidates)
 
 
 def _rejected_argument(record: Record) -> bool:
     named = any("IterableDataset" in name for name in record.ids)
+    self_known = record.constructs_own_class()
 
     def iterable() -> bool:  # a class of this file, or one imported from the project
-        return named or PREDICATES["project_import"](record)
+        return named or PREDICATES["imported_stream"](record)
 
     for call in record.candidates:
-        if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+        if _splat(call):
             return True
-        arguments = [(POSITIONS[i], arg) for i, arg in enumerate(call.args[: len(POSITIONS)])]
-        arguments += [(keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg]
+        arguments = [*zip(POSITIONS, call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
         given = {name for name, _ in arguments}
-        for name, value in arguments:
-            if may_be_rejected(name, value, given, iterable):
-                return True
+        if any(may_be_rejected(name, value, given, iterable, self_known) for name, value in arguments):
+            return True
     return False
+
+
+def _sampler_given(record: Record) -> bool:
+    """A sampler reaches a loader of this file (DL405: a DistributedSampler built here, or by a helper
+    of another module, rule book v7), directly or wrapped in a batch sampler."""
+    return any(_given(call, "sampler", _not_none) or _given(call, "batch_sampler", _not_none)
+               for call in record.candidates)
+
+
+def _shuffles(record: Record) -> bool:
+    """A loader that may shuffle: shuffle not a literal false, or a random sampler built in the file."""
+    return any("RandomSampler" in name for name in record.ids) or any(
+        _given(call, "shuffle", lambda value: not _falsy(value)) for call in record.candidates
+    )
 
 
 def _module_code(record: Record) -> bool:
@@ -207,9 +353,7 @@ def _module_code(record: Record) -> bool:
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            todo.extend(node.decorator_list)
-            todo.extend(node.args.defaults)
-            todo.extend(default for default in node.args.kw_defaults if default is not None)
+            todo += [*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
         elif isinstance(node, ast.If) and _is_main_guard(node.test):
             todo.extend(node.orelse)
         elif isinstance(node, ast.Call):
@@ -228,43 +372,56 @@ def _is_main_guard(test: ast.AST) -> bool:
     )
 
 
+def _attribute_set(record: Record) -> bool:
+    """DL105: a loader attribute assigned on an object, or on `self` in a subclass of a loader class."""
+    if not SET_AFTER_CONSTRUCTION.isdisjoint(record.stored):
+        return True
+    return not SET_AFTER_CONSTRUCTION.isdisjoint(record.stored_on_self) and any(
+        bases & record.loader_names for bases in record.classes.values()
+    )
+
+
+def _handle(record: Record) -> bool:
+    """DL601: a dataset class of this file reading what it holds, and an opener called (`np.load` of an `.npz`)."""
+    if not record.dataset_methods:
+        return False
+    return record.calls_one_of(OPENERS) or (record.npz and record.calls_one_of(frozenset({"load"})))
+
+
 def _any(names: FrozenSet[str]) -> Callable[[Record], bool]:
     return lambda record: not names.isdisjoint(record.ids)
 
 
-def _part(parts: Tuple[str, ...]) -> Callable[[Record], bool]:
-    return lambda record: any(part in name for name in record.ids for part in parts)
-
-
 PREDICATES: Dict[str, Callable[[Record], bool]] = {
     "workers": _workers,
-    "persistent": _any(PERSISTENT),
-    "prefetch": _any(PREFETCH),
+    "persistent": _any(frozenset({"persistent_workers", "dataloader_persistent_workers"})),
+    "prefetch": _any(frozenset({"prefetch_factor", "dataloader_prefetch_factor"})),
     "rejected_argument": _rejected_argument,
-    "attribute_set": lambda record: not SET_AFTER_CONSTRUCTION.isdisjoint(record.assigned_attributes),
-    "rng": _part(RNG_PARTS),
-    "handle": lambda record: record.classes_with_bases and _part(HANDLE_PARTS)(record),
+    "attribute_set": _attribute_set,
+    # DL201: an RNG constructed, and a dataset class of this file drawing in `__getitem__`/`__iter__`.
+    "rng": lambda record: bool(record.dataset_methods) and record.calls_one_of(RNGS),
+    "handle": _handle,
     "class_with_base": lambda record: record.classes_with_bases,
     "seed": lambda record: "seed" in record.ids,
-    "worker_fn": _any(WORKER_FN_NAMES),
+    "shuffles": _shuffles,
+    "worker_fn": _any(frozenset({"worker_init_fn", "worker_id"})),
     "start_method": lambda record: "set_start_method" in record.ids,
     "loop": lambda record: record.loops,
     "module_code": _module_code,
-    "shutdown": _any(SHUTDOWN_NAMES),
-    # A DistributedSampler (built here, or by a helper of another module, v7) reaches a loader of this
-    # file as `sampler=`, by position, or through a splat.
-    "sampler_given": lambda record: "sampler" in record.ids or any(
-        len(call.args) >= 4 or any(isinstance(arg, ast.Starred) for arg in call.args)
-        or any(keyword.arg is None for keyword in call.keywords) for call in record.candidates
+    "shutdown": _any(frozenset({"closing", "_shutdown_workers"})),
+    "sampler_given": _sampler_given,
+    "iter_returns_self": lambda record: record.iter_returns_self,
+    "loader": lambda record: bool(record.candidates),
+    # DL603: a CUDA default device set, or a Generator on a device whose text names cuda.
+    "cuda_default": lambda record: not CUDA_DEFAULTS.isdisjoint(record.ids) or (
+        record.cuda_text and record.calls_one_of(frozenset({"Generator"}))
     ),
-    "iter_defined": lambda record: record.iter_defined,
-    "loader": lambda record: not record.tails.isdisjoint(record.ids) or "auto_dataloader" in record.ids,
-    "cuda_default": _any(CUDA_DEFAULT_NAMES),
     # The project index (evaluated last): a loader, sampler or dataset class from another module.
-    "imported_builder": lambda record: record.project("imported_builder"),
-    "project_import": lambda record: record.project("project_import"),
+    "imported_builder": lambda record: record.project("builder"),
+    "imported_stream": lambda record: record.project("stream"),  # an IterableDataset class
+    "imported_rng_class": lambda record: record.project("rng"),  # a dataset class that may hold an RNG
 }
-LAST = ("imported_builder", "project_import")
+LAST = ("imported_builder", "imported_stream", "imported_rng_class")
 
 
 def gate_enabled(settings: Settings) -> bool:

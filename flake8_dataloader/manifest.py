@@ -60,8 +60,8 @@ CONDITIONS = {
     "DL103": (("rejected_argument",), ("imported_builder",)),
     "DL104": (("persistent", "workers"), ("prefetch", "workers"), ("imported_builder",)),
     "DL105": (("attribute_set",),),
-    "DL201": (("rng",), ("class_with_base", "project_import")),
-    "DL202": (("seed",),),
+    "DL201": (("rng",), ("class_with_base", "imported_rng_class")),
+    "DL202": (("seed", "workers"), ("seed", "shuffles"), ("imported_builder",)),
     "DL203": (("worker_fn",),),
     "DL301": (("workers", "module_code"), ("imported_builder", "module_code")),
     "DL302": (("workers",), ("imported_builder",)),
@@ -73,10 +73,10 @@ CONDITIONS = {
     "DL405": (("sampler_given",), ("imported_builder",)),
     "DL410": (("loader",), ("imported_builder",)),
     "DL501": (("workers",), ("imported_builder",)),
-    "DL502": (("iter_defined",), ("project_import",), ("imported_builder",)),
+    "DL502": (("iter_returns_self",), ("imported_stream",), ("imported_builder",)),
     "DL601": (("handle",),),
     "DL602": (("workers",), ("imported_builder",)),
-    "DL603": (("cuda_default",),),
+    "DL603": (("cuda_default", "shuffles"),),
     "DL620": (("workers",), ("imported_builder",)),
 }
 # Codes the fix command rewrites.

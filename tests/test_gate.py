@@ -82,6 +82,7 @@ def test_findings_are_identical_with_the_gate_on_and_off(path, monkeypatch):
 # Predicates no fixture can need yet: the rule book v7 clause they serve is not implemented.
 NOT_YET_NEEDED = {
     "class_with_base": "DL201 v7 (an RNG of a base class in another module): no fixture project until it lands",
+    "imported_rng_class": "the same DL201 v7 clause (test_an_rng_held_by_a_base_class_of_another_module_passes)",
 }
 
 
@@ -111,7 +112,7 @@ def test_a_file_whose_loaders_are_single_process_is_not_analysed():
 
 
 def test_nothing_selected_means_no_analysis():
-    tree = ast.parse("from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4, persistent_workers=True)\n")
+    tree = ast.parse("from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4, persistent_workers=1)\n")
     assert gate.may_report(tree, Settings())
     assert not gate.may_report(tree, Settings(selected=frozenset()))
     assert not gate.may_report(tree, Settings(selected=frozenset({"DL303", "DL404"})))
@@ -123,7 +124,7 @@ def test_nothing_selected_means_no_analysis():
         ("batch_size=32", False),
         ("batch_size=args.batch_size", False),  # Unknown: DL103 cannot read it
         ("batch_size=BS", True),  # a name may be bound once to 0
-        ("batch_size=self.bs", True),  # a constructor parameter, bound per construction (v7)
+        ("batch_size=self.bs", False),  # no class of this file is constructed here
         ("batch_size=0", True),
         ("drop_last=True", False),
         ("drop_last=1", True),
@@ -142,6 +143,18 @@ def test_dl103_condition_reads_what_the_analysis_could_know(argument, rejected):
     assert gate.may_report(tree, Settings(selected=frozenset({"DL103"}))) is rejected
 
 
+def test_self_attributes_may_be_known_where_a_class_of_the_file_is_constructed():
+    """Rule book v7: a constructor parameter stored on `self` is read per construction in the file."""
+    module = (
+        "from torch.utils.data import DataLoader\n\n\nclass Data:\n    def __init__(self, bs):\n"
+        "        self.bs = bs\n\n    def loader(self):\n        return DataLoader(ds, batch_size=self.bs)\n"
+    )
+    settings = Settings(selected=frozenset({"DL103"}))
+    assert not gate.may_report(ast.parse(module), settings)
+    assert gate.may_report(ast.parse(module + "\n\nData(0).loader()\n"), settings)
+    assert gate.may_report(ast.parse(module + "\n\nData.from_config(cfg)\n"), settings)
+
+
 def test_a_callee_bound_in_the_file_may_be_a_loader_class():
     source = "from torch.utils.data import DataLoader\nmake = DataLoader if fast else Other\nmake(ds, *args)\n"
     assert gate.may_report(ast.parse(source), Settings(selected=frozenset({"DL402"})))
@@ -158,3 +171,54 @@ def test_module_level_code_under_the_main_guard_is_not_module_code():
     assert not gate.may_report(ast.parse(guarded), Settings(selected=frozenset({"DL301"})))
     assert gate.may_report(ast.parse(guarded.replace('if __name__ == "__main__":\n    main()', "main()")),
                            Settings(selected=frozenset({"DL301"})))
+
+
+def _project(tmp_path, files):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def test_an_rng_held_by_a_base_class_of_another_module_passes(tmp_path):
+    """DL201 v7: the subclass here names no RNG; the project index finds the base's, through a second base."""
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/base.py": (
+            "import numpy as np\nfrom torch.utils.data import Dataset\n\n\n"
+            "class Noisy(Dataset):\n    def __init__(self):\n        self.rng = np.random.default_rng(0)\n"
+        ),
+        "pkg/middle.py": "from .base import Noisy\n\n\nclass Middle(Noisy):\n    pass\n",
+        "pkg/crops.py": (
+            "from torch.utils.data import Dataset\nfrom .middle import Middle\n\n\n"
+            "class Crops(Middle):\n    def __getitem__(self, i):\n        return self.rng.integers(i)\n"
+        ),
+        "pkg/plain.py": (
+            "from torch.utils.data import Dataset\nfrom .middle import Middle\n\n\n"
+            "class Plain(Dataset):\n    def __getitem__(self, i):\n        return i\n"
+        ),
+    })
+    settings = Settings(selected=frozenset({"DL201"}))
+    crops = root / "pkg" / "crops.py"
+    assert gate.may_report(ast.parse(crops.read_text()), settings, str(crops))
+    assert not gate.may_report(ast.parse(crops.read_text()), settings)  # no file: no project to read
+    # Plain subclasses torch's Dataset only; importing Middle without subclassing it still counts (any import).
+    plain = root / "pkg" / "plain.py"
+    assert gate.may_report(ast.parse(plain.read_text()), settings, str(plain))
+    alone = root / "pkg" / "alone.py"
+    alone.write_text("from torch.utils.data import Dataset\n\n\nclass A(Dataset):\n    pass\n")
+    assert not gate.may_report(ast.parse(alone.read_text()), settings, str(alone))
+
+
+def test_an_imported_stream_class_passes_for_dl502_through_a_module_imported_whole(tmp_path):
+    root = _project(tmp_path, {
+        "streams.py": "from torch.utils.data import IterableDataset\n\n\nclass Replay(IterableDataset):\n    pass\n",
+        "other.py": "class Table:\n    pass\n",
+        "train.py": "import streams\nfrom torch.utils.data import DataLoader\nDataLoader(streams.Replay())\n",
+        "table.py": "import other\nfrom torch.utils.data import DataLoader\nDataLoader(other.Table())\n",
+    })
+    settings = Settings(selected=frozenset({"DL502"}))
+    for name, expected in (("train.py", True), ("table.py", False)):
+        path = root / name
+        assert gate.may_report(ast.parse(path.read_text()), settings, str(path)) is expected, name

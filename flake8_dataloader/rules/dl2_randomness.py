@@ -165,7 +165,7 @@ class UnseededDatasetRng(Rule):
         "numbers); reseed it per worker from get_worker_info().seed"
     )
     # v7: an RNG of a base class in another module reaches a subclass of this file.
-    CONDITION = (("rng",), ("class_with_base", "project_import"))
+    CONDITION = (("rng",), ("class_with_base", "imported_rng_class"))
     # A dataset class (torch's or torchvision's) and an RNG constructor must both be named.
     TRIGGERS = tuple(
         (base, rng) for base in ("Dataset", "torchvision") for rng in ("default_rng", "RandomState", "Generator", "Random")
@@ -426,7 +426,7 @@ class HalfSeededRun(Rule):
         "random/np.random are seeded but torch is not and this loader has no generator=: "
         "{what} differ between runs; call torch.manual_seed(seed) or pass generator="
     )
-    CONDITION = (("seed",),)
+    CONDITION = (("seed", "workers"), ("seed", "shuffles"), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod

@@ -306,7 +306,7 @@ class SingleUseIterableDataset(Rule):
         "{klass}.__iter__ returns {what}: the loader on line {loader} ({mode}) gets an empty stream "
         "after its first epoch; make __iter__ a generator (yield)"
     )
-    CONDITION = (("iter_defined",), ("project_import",), ("imported_builder",))
+    CONDITION = (("iter_returns_self",), ("imported_stream",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod

@@ -488,7 +488,7 @@ class CudaDefaultDeviceWithShuffle(Rule):
     ACROSS_FILES = PER_FILE
     NAME = "cuda-default-device-with-shuffle"
     MESSAGE = "{problem}"
-    CONDITION = (("cuda_default",),)
+    CONDITION = (("cuda_default", "shuffles"),)
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
