@@ -175,6 +175,9 @@ def main() -> int:
     parser.add_argument("--files-only", action="store_true", help="skip the whole-tree flake8 runs")
     parser.add_argument("--no-prefilter", action="store_true",
                         help="analyse every file (with --findings: what the prefilter's skipping loses)")
+    parser.add_argument("--all-codes", action="store_true",
+                        help="per file, the gate counts the opt-in codes too (as --extend-select=DL410,DL620); "
+                             "the per-file pass always prints every code's findings, opt-in ones included")
     parser.add_argument("--no-gate", action="store_true",
                         help="turn the ast gate off (FLAKE8_DATALOADER_GATE=off), for the whole-tree runs too")
     parser.add_argument("--baseline", type=Path,
@@ -185,6 +188,11 @@ def main() -> int:
         from flake8_dataloader.gate import GATE_ENV
 
         os.environ[GATE_ENV] = "off"  # read per file, and inherited by the whole-tree flake8 runs
+    if args.all_codes:
+        from flake8_dataloader import manifest
+        from flake8_dataloader.plugin import DataLoaderChecker
+
+        DataLoaderChecker.settings = DataLoaderChecker.settings._replace(selected=frozenset(manifest.CODES))
 
     runs: List[TreeRun] = []
     ratios: Dict[Path, Optional[Tuple[float, ...]]] = {}
