@@ -3,6 +3,7 @@
     python benchmarks/real_trees.py TREE [TREE ...]            # each TREE a checkout's root, kept outside this repo
     python benchmarks/real_trees.py --repeats 3 --slowest 10 TREES...
     python benchmarks/real_trees.py --repeats 3 --baseline ../before TREES...  # before/after in the same rounds
+    python benchmarks/real_trees.py --cpu --repeats 3 --baseline ../before TREES...  # CPU seconds, for a loaded machine
     python benchmarks/real_trees.py --files-only TREES...       # only the per-file pass (no whole flake8 runs)
     python benchmarks/real_trees.py --files-only --no-prefilter --findings off.txt TREES...  # what the prefilter loses
     python benchmarks/real_trees.py --files-only --no-gate --findings nogate.txt TREES...  # the gate must lose nothing
@@ -24,6 +25,7 @@ import argparse
 import ast
 import logging
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -140,8 +142,9 @@ def lint_files(root: Path, timeout: float, prefilter: bool = True) -> TreeRun:
     return TreeRun(root, len(times), analysed, followed, findings, times, found_lines, logged.messages)
 
 
-def flake8_wall(root: Path, with_plugin: bool, plugin_from: Optional[Path] = None) -> float:
-    """One flake8 run; ``plugin_from``: another checkout of this plugin, put first on the path."""
+def flake8_wall(root: Path, with_plugin: bool, plugin_from: Optional[Path] = None, cpu: bool = False) -> float:
+    """One flake8 run's wall seconds (``cpu``: its user + system CPU seconds, steadier on a loaded
+    machine); ``plugin_from``: another checkout of this plugin, put first on the path."""
     command = [sys.executable, str(HERE / "run_flake8.py")]
     if not with_plugin:
         command += ["--without", "flake8-dataloader"]
@@ -149,18 +152,25 @@ def flake8_wall(root: Path, with_plugin: bool, plugin_from: Optional[Path] = Non
     env = dict(os.environ)
     if plugin_from is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(plugin_from), env.get("PYTHONPATH")]))
-    started = time.perf_counter()
+    started, used = time.perf_counter(), _children_cpu()
     subprocess.run(command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)
-    return time.perf_counter() - started
+    return _children_cpu() - used if cpu else time.perf_counter() - started
 
 
-def whole_tree_ratio(root: Path, repeats: int, baseline: Optional[Path] = None) -> Tuple[float, ...]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def whole_tree_ratio(
+    root: Path, repeats: int, baseline: Optional[Path] = None, cpu: bool = False
+) -> Tuple[float, ...]:
     """(flake8 alone, with the plugin[, with the baseline's plugin]): best of ``repeats``, alternated."""
     rounds: List[Tuple[float, ...]] = []
     for _ in range(repeats):
-        walls = [flake8_wall(root, with_plugin=False), flake8_wall(root, with_plugin=True)]
+        walls = [flake8_wall(root, False, cpu=cpu), flake8_wall(root, True, cpu=cpu)]
         if baseline is not None:
-            walls.append(flake8_wall(root, with_plugin=True, plugin_from=baseline))
+            walls.append(flake8_wall(root, True, plugin_from=baseline, cpu=cpu))
         rounds.append(tuple(walls))
     return tuple(min(column) for column in zip(*rounds))
 
@@ -180,6 +190,8 @@ def main() -> int:
                              "the per-file pass always prints every code's findings, opt-in ones included")
     parser.add_argument("--no-gate", action="store_true",
                         help="turn the ast gate off (FLAKE8_DATALOADER_GATE=off), for the whole-tree runs too")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time flake8 by its CPU seconds (user + system) instead of wall: steadier under load")
     parser.add_argument("--baseline", type=Path,
                         help="another checkout of this plugin (its root), timed in the same rounds (before/after)")
     parser.add_argument("--findings", type=Path, help="write every finding to this file (sorted), to diff versions")
@@ -203,7 +215,7 @@ def main() -> int:
     for tree in args.trees:
         run = lint_files(tree.resolve(), args.timeout, prefilter=not args.no_prefilter)
         runs.append(run)
-        ratios[tree] = None if args.files_only else whole_tree_ratio(tree.resolve(), args.repeats, args.baseline)
+        ratios[tree] = None if args.files_only else whole_tree_ratio(tree.resolve(), args.repeats, args.baseline, args.cpu)
         total = sum(t.seconds for t in run.times)
         slowest = max((t.seconds for t in run.times), default=0.0)
         walls = ratios[tree]
