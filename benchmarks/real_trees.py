@@ -207,7 +207,7 @@ def main() -> int:
         DataLoaderChecker.settings = DataLoaderChecker.settings._replace(selected=frozenset(manifest.CODES))
 
     runs: List[TreeRun] = []
-    ratios: Dict[Path, Optional[Tuple[float, ...]]] = {}
+    ratios: Dict[Path, Tuple[float, ...]] = {}
     before = " | baseline's plugin s | baseline ratio" if args.baseline else ""
     print("| tree | files | analysed | imports followed | findings | plugin s | slowest file s | flake8 alone s"
           f" | with plugin s | ratio{before} |")
@@ -215,10 +215,11 @@ def main() -> int:
     for tree in args.trees:
         run = lint_files(tree.resolve(), args.timeout, prefilter=not args.no_prefilter)
         runs.append(run)
-        ratios[tree] = None if args.files_only else whole_tree_ratio(tree.resolve(), args.repeats, args.baseline, args.cpu)
+        if not args.files_only:
+            ratios[tree] = whole_tree_ratio(tree.resolve(), args.repeats, args.baseline, args.cpu)
         total = sum(t.seconds for t in run.times)
         slowest = max((t.seconds for t in run.times), default=0.0)
-        walls = ratios[tree]
+        walls = ratios.get(tree)
         wall_cells = (f"{walls[0]:.1f} | {walls[1]:.1f} | {walls[1] / walls[0]:.2f}x" if walls else "- | - | -")
         if walls and len(walls) > 2:
             wall_cells += f" | {walls[2]:.1f} | {walls[2] / walls[0]:.2f}x"
