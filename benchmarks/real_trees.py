@@ -2,8 +2,11 @@
 
     python benchmarks/real_trees.py TREE [TREE ...]            # each TREE a checkout's root, kept outside this repo
     python benchmarks/real_trees.py --repeats 3 --slowest 10 TREES...
+    python benchmarks/real_trees.py --repeats 3 --baseline ../before TREES...  # before/after in the same rounds
+    python benchmarks/real_trees.py --cpu --repeats 3 --baseline ../before TREES...  # CPU seconds, for a loaded machine
     python benchmarks/real_trees.py --files-only TREES...       # only the per-file pass (no whole flake8 runs)
     python benchmarks/real_trees.py --files-only --no-prefilter --findings off.txt TREES...  # what the prefilter loses
+    python benchmarks/real_trees.py --files-only --no-gate --findings nogate.txt TREES...  # the gate must lose nothing
 
 Whole trees: `flake8 -j1 --isolated` from the tree's root without the plugin (benchmarks/run_flake8.py
 leaves it out) and with it (`--select=DL` is not used: the plugin runs beside pyflakes and pycodestyle,
@@ -22,6 +25,7 @@ import argparse
 import ast
 import logging
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -138,24 +142,37 @@ def lint_files(root: Path, timeout: float, prefilter: bool = True) -> TreeRun:
     return TreeRun(root, len(times), analysed, followed, findings, times, found_lines, logged.messages)
 
 
-def flake8_wall(root: Path, with_plugin: bool) -> float:
+def flake8_wall(root: Path, with_plugin: bool, plugin_from: Optional[Path] = None, cpu: bool = False) -> float:
+    """One flake8 run's wall seconds (``cpu``: its user + system CPU seconds, steadier on a loaded
+    machine); ``plugin_from``: another checkout of this plugin, put first on the path."""
     command = [sys.executable, str(HERE / "run_flake8.py")]
     if not with_plugin:
         command += ["--without", "flake8-dataloader"]
     command += ["--", "-j1", "--isolated", "--exit-zero", "-q", "."]
-    started = time.perf_counter()
-    subprocess.run(command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - started
+    env = dict(os.environ)
+    if plugin_from is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(plugin_from), env.get("PYTHONPATH")]))
+    started, used = time.perf_counter(), _children_cpu()
+    subprocess.run(command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)
+    return _children_cpu() - used if cpu else time.perf_counter() - started
 
 
-def whole_tree_ratio(root: Path, repeats: int) -> Tuple[float, float]:
-    """(flake8 alone, flake8 with the plugin): best of ``repeats``, alternated."""
-    alone: List[float] = []
-    joined: List[float] = []
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def whole_tree_ratio(
+    root: Path, repeats: int, baseline: Optional[Path] = None, cpu: bool = False
+) -> Tuple[float, ...]:
+    """(flake8 alone, with the plugin[, with the baseline's plugin]): best of ``repeats``, alternated."""
+    rounds: List[Tuple[float, ...]] = []
     for _ in range(repeats):
-        alone.append(flake8_wall(root, with_plugin=False))
-        joined.append(flake8_wall(root, with_plugin=True))
-    return min(alone), min(joined)
+        walls = [flake8_wall(root, False, cpu=cpu), flake8_wall(root, True, cpu=cpu)]
+        if baseline is not None:
+            walls.append(flake8_wall(root, True, plugin_from=baseline, cpu=cpu))
+        rounds.append(tuple(walls))
+    return tuple(min(column) for column in zip(*rounds))
 
 
 def main() -> int:
@@ -168,22 +185,44 @@ def main() -> int:
     parser.add_argument("--files-only", action="store_true", help="skip the whole-tree flake8 runs")
     parser.add_argument("--no-prefilter", action="store_true",
                         help="analyse every file (with --findings: what the prefilter's skipping loses)")
+    parser.add_argument("--all-codes", action="store_true",
+                        help="per file, the gate counts the opt-in codes too (as --extend-select=DL410,DL620); "
+                             "the per-file pass always prints every code's findings, opt-in ones included")
+    parser.add_argument("--no-gate", action="store_true",
+                        help="turn the ast gate off (FLAKE8_DATALOADER_GATE=off), for the whole-tree runs too")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time flake8 by its CPU seconds (user + system) instead of wall: steadier under load")
+    parser.add_argument("--baseline", type=Path,
+                        help="another checkout of this plugin (its root), timed in the same rounds (before/after)")
     parser.add_argument("--findings", type=Path, help="write every finding to this file (sorted), to diff versions")
     args = parser.parse_args()
+    if args.no_gate:
+        from flake8_dataloader.gate import GATE_ENV
+
+        os.environ[GATE_ENV] = "off"  # read per file, and inherited by the whole-tree flake8 runs
+    if args.all_codes:
+        from flake8_dataloader import manifest
+        from flake8_dataloader.plugin import DataLoaderChecker
+
+        DataLoaderChecker.settings = DataLoaderChecker.settings._replace(selected=frozenset(manifest.CODES))
 
     runs: List[TreeRun] = []
-    ratios: Dict[Path, Optional[Tuple[float, float]]] = {}
+    ratios: Dict[Path, Tuple[float, ...]] = {}
+    before = " | baseline's plugin s | baseline ratio" if args.baseline else ""
     print("| tree | files | analysed | imports followed | findings | plugin s | slowest file s | flake8 alone s"
-          " | with plugin s | ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          f" | with plugin s | ratio{before} |")
+    print("|---" * (12 if args.baseline else 10) + "|")
     for tree in args.trees:
         run = lint_files(tree.resolve(), args.timeout, prefilter=not args.no_prefilter)
         runs.append(run)
-        ratios[tree] = None if args.files_only else whole_tree_ratio(tree.resolve(), args.repeats)
+        if not args.files_only:
+            ratios[tree] = whole_tree_ratio(tree.resolve(), args.repeats, args.baseline, args.cpu)
         total = sum(t.seconds for t in run.times)
         slowest = max((t.seconds for t in run.times), default=0.0)
-        walls = ratios[tree]
+        walls = ratios.get(tree)
         wall_cells = (f"{walls[0]:.1f} | {walls[1]:.1f} | {walls[1] / walls[0]:.2f}x" if walls else "- | - | -")
+        if walls and len(walls) > 2:
+            wall_cells += f" | {walls[2]:.1f} | {walls[2] / walls[0]:.2f}x"
         print(f"| {tree.name} | {run.files} | {run.analysed} | {run.followed} | {run.findings} | {total:.2f}"
               f" | {slowest:.2f} | {wall_cells} |", flush=True)
 
@@ -206,6 +245,9 @@ def main() -> int:
     if ratios and all(ratios.values()):
         values = sorted(w[1] / w[0] for w in ratios.values() if w)
         print(f"whole-tree ratio: median {values[len(values) // 2]:.2f}x, worst {values[-1]:.2f}x")
+        if args.baseline:
+            values = sorted(w[2] / w[0] for w in ratios.values() if w)
+            print(f"baseline's ratio: median {values[len(values) // 2]:.2f}x, worst {values[-1]:.2f}x")
     return 1 if over else 0
 
 

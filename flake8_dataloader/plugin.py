@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Iterator, List, Tuple, Type
+from typing import FrozenSet, Iterator, List, Optional, Tuple, Type
 
 from . import __version__, manifest
 from .prefilter import may_find
@@ -49,13 +49,24 @@ class DataLoaderChecker:
             parse_from_config=True,
             help="Read the project's own modules a file imports (datasets, loader factories): on (default) or off.",
         )
+        option_manager.add_option(
+            "--dataloader-gate",
+            default="on",
+            choices=SWITCH,
+            parse_from_config=True,
+            help="Decide on flake8's ast which files can hold a finding before analysing them: on (default) or off.",
+        )
         option_manager.extend_default_ignore(list(manifest.DEFAULT_OFF))
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
         try:
             cls.settings = Settings.build(
-                options.dataloader_names, options.dataloader_start_method, options.dataloader_follow_imports
+                options.dataloader_names,
+                options.dataloader_start_method,
+                options.dataloader_follow_imports,
+                selected_codes(options),
+                getattr(options, "dataloader_gate", "on"),
             )
         except SettingsError as exc:  # a value from a config file: the command line's line and exit status
             print(f"flake8: error: {exc}", file=sys.stderr)
@@ -72,3 +83,15 @@ class DataLoaderChecker:
         results = check_source(source, self.filename, self.settings, use_prefilter=False, tree=self.tree)
         for line, column, _code, message in results:
             yield line, column, message, type(self)
+
+
+def selected_codes(options: argparse.Namespace) -> Optional[FrozenSet[str]]:
+    """The plugin's codes flake8 will report, by its own --select/--ignore decision (per-file ignores and
+    noqa only take more away); None (every default code) when the options are not flake8's."""
+    try:
+        from flake8.style_guide import Decision, DecisionEngine  # already imported by flake8 itself
+
+        engine = DecisionEngine(options)
+        return frozenset(code for code in manifest.CODES if engine.decision_for(code) is Decision.Selected)
+    except (AttributeError, TypeError, ImportError):
+        return None

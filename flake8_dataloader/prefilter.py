@@ -1,8 +1,9 @@
 """Skip files whose text cannot trigger any rule, before LibCST (or any rule) is imported.
 
-First the rules' tokens in the text and its identifiers (tokens.py); then, for a file without them,
-whether it may use a loader built in another module of its own project (the project index,
-project/service.py, answers from the file's ast and a cheap index of its modules).
+First the rules' tokens in the text and its identifiers (tokens.py); for a file with them and
+flake8's ast, whether some selected rule's condition holds on that ast (gate.py). For a file
+without them, whether it may use a loader built in another module of its own project (the project
+index, project/service.py, answers from the file's ast and a cheap index of its modules).
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None, fi
     loader built in another module of its project (``ProjectIndex.may_use_imported_loader``).
     """
     if has_trigger(source, settings, tree):
-        return True
+        if tree is None:
+            return True
+        from .gate import gate_enabled, may_report  # the ast only: no LibCST
+
+        return not gate_enabled(settings) or may_report(tree, settings, filename)
     if filename is None or not settings.follow_imports:
         return False
     from .project.service import PROJECT  # paths and the ast only: no LibCST

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 from functools import lru_cache
-from typing import FrozenSet, Iterable, NamedTuple
+from typing import FrozenSet, Iterable, NamedTuple, Optional
 
+from . import manifest
 from .facts.constants import DEFAULT_LOADER_NAMES
 
 START_METHODS = ("auto", "spawn", "forkserver", "fork")
 SWITCH = ("on", "off")
+# What flake8 reports without --select/--ignore: every code but the opt-in ones.
+DEFAULT_SELECTED = frozenset(manifest.CODES) - frozenset(manifest.DEFAULT_OFF)
 
 
 def invalid_choice(option: str, value: str, choices) -> str:
@@ -32,9 +35,19 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
     start_method: str = "auto"
     extra_triggers: FrozenSet[str] = frozenset()
     follow_imports: bool = True  # read the project's own modules a file imports
+    # The codes flake8 reports (its --select/--ignore decision): the gate (gate.py) asks only their conditions.
+    selected: FrozenSet[str] = DEFAULT_SELECTED
+    gate: bool = True  # decide on flake8's ast which files need the analysis (--dataloader-gate)
 
     @classmethod
-    def build(cls, names: Iterable[str] = (), start_method: str = "auto", follow_imports: str = "on") -> "Settings":
+    def build(
+        cls,
+        names: Iterable[str] = (),
+        start_method: str = "auto",
+        follow_imports: str = "on",
+        selected: Optional[Iterable[str]] = None,
+        gate: str = "on",
+    ) -> "Settings":
         extra = []
         for raw in names:
             name = raw.strip()
@@ -50,11 +63,15 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
             raise SettingsError(invalid_choice("--dataloader-start-method", start_method, START_METHODS))
         if follow_imports not in SWITCH:
             raise SettingsError(invalid_choice("--dataloader-follow-imports", follow_imports, SWITCH))
+        if gate not in SWITCH:
+            raise SettingsError(invalid_choice("--dataloader-gate", gate, SWITCH))
         return cls(
             loader_names=DEFAULT_LOADER_NAMES | frozenset(extra),
             start_method=start_method,
             extra_triggers=frozenset(name.rsplit(".", 1)[-1] for name in extra),
             follow_imports=follow_imports == "on",
+            selected=DEFAULT_SELECTED if selected is None else frozenset(selected),
+            gate=gate == "on",
         )
 
 

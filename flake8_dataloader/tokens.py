@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from functools import lru_cache
-from typing import Iterable, Optional, Set, Tuple
+from typing import FrozenSet, Iterable, Optional, Set, Tuple
 
 from . import manifest
 from .settings import Settings
@@ -40,8 +40,17 @@ def could_trigger(source: str, alternatives: Tuple[Alternative, ...]) -> bool:
     return any(all(token in source for token in alternative) for alternative in alternatives)
 
 
-def identifiers(tree: ast.AST) -> Set[str]:
+_LAST: list = [None, frozenset()]  # the last tree asked and its answer: the prefilter and the gate share it
+
+
+def identifiers(tree: ast.AST) -> FrozenSet[str]:
     """Every name the code itself uses (not strings or comments): names, attributes, imports, params."""
+    if _LAST[0] is not tree:
+        _LAST[:] = [tree, frozenset(_identifiers(tree))]
+    return _LAST[1]
+
+
+def _identifiers(tree: ast.AST) -> Set[str]:
     found: Set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):

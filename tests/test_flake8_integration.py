@@ -8,6 +8,11 @@ import textwrap
 
 import pytest
 
+from flake8.options.parse_args import parse_args
+
+from flake8_dataloader import manifest
+from flake8_dataloader.plugin import selected_codes
+
 from .conftest import FIXTURES, ROOT
 from .harness import expectations, fixture_files, option_args
 
@@ -146,3 +151,22 @@ def test_plugin_runs_without_torch(tmp_path):
     result = flake8("--select=DL", str(FIXTURES / "dl101_dl102_single_process.py"), env=env)
     assert "Traceback" not in result.stderr
     assert {f[3] for f in findings(result.stdout)} == {"DL101", "DL102"}
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        ([], set(manifest.CODES) - set(manifest.DEFAULT_OFF)),
+        (["--extend-select=DL410"], set(manifest.CODES) - {"DL620"}),
+        (["--select=DL1,DL620"], {"DL101", "DL102", "DL103", "DL104", "DL105", "DL620"}),
+        (["--select=DL", "--extend-ignore=DL4"], set(manifest.CODES) - {c for c in manifest.CODES if c[2] == "4"}),
+        # --ignore replaces flake8's default ignore list, the plugin's opt-in codes with it: flake8 reports them.
+        (["--ignore=DL101"], set(manifest.CODES) - {"DL101"}),
+        (["--extend-ignore=DL101"], set(manifest.CODES) - set(manifest.DEFAULT_OFF) - {"DL101"}),
+        (["--select=E"], set()),
+    ],
+)
+def test_the_gate_asks_the_rules_flake8_will_report(argv, expected):
+    """flake8's own select/ignore decision, opt-in codes counted only when selected."""
+    _, options = parse_args(["--isolated", *argv, "x.py"])
+    assert selected_codes(options) == frozenset(expected)

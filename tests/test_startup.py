@@ -44,6 +44,7 @@ def test_manifest_restates_the_rules():
     assert manifest.DEFAULT_OFF == tuple(rule.CODE for rule in RULES if rule.DEFAULT_OFF)
     assert manifest.TRIGGERS == triggers(RULES)
     assert manifest.FIXABLE == tuple(sorted([*CODEMODS, *MODULE_CODEMODS]))
+    assert manifest.CONDITIONS == {rule.CODE: rule.CONDITION for rule in RULES}
 
 
 def test_flake8_on_ordinary_files_never_imports_libcst(tmp_path):
@@ -52,6 +53,18 @@ def test_flake8_on_ordinary_files_never_imports_libcst(tmp_path):
     (tmp_path / "doc.py").write_text('"""Mentions DataLoader and worker_init_fn in prose only."""\n')
     assert loaded_after(flake8_run("--isolated", "-j1", "a.py", "b.py", "doc.py"), tmp_path) == []
     assert loaded_after(flake8_run("--version"), tmp_path) == []
+
+
+def test_a_loader_file_that_no_selected_rule_can_report_in_never_imports_libcst(tmp_path):
+    """The gate (gate.py) decides on flake8's ast: single-process loaders only, or no DL code selected."""
+    (tmp_path / "evaluate.py").write_text(
+        "from torch.utils.data import DataLoader\n\n\ndef evaluate(model, data):\n"
+        "    return [model(b) for b in DataLoader(data, batch_size=64)]\n"
+    )
+    (tmp_path / "train.py").write_text(LOADER)
+    assert loaded_after(flake8_run("--isolated", "-j1", "evaluate.py"), tmp_path) == []
+    assert loaded_after(flake8_run("--isolated", "-j1", "--select=E,F", "train.py"), tmp_path) == []
+    assert "libcst" in loaded_after(flake8_run("--isolated", "-j1", "--select=E,DL1", "train.py"), tmp_path)
 
 
 def test_a_file_with_a_loader_loads_the_engine(tmp_path):

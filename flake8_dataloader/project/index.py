@@ -15,7 +15,7 @@ import ast
 import os
 from collections import defaultdict
 from importlib.util import decode_source
-from typing import DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
+from typing import AbstractSet, DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
 
 from ..tokens import identifiers
 from .locate import dotted_join, imported_names, locate
@@ -31,9 +31,21 @@ class ModuleIndex(NamedTuple):
     builders: FrozenSet[str]  # module-level functions and classes that may build a loader
     exports: Dict[str, str]  # name bound by a module-level import -> its dotted name (`.stream.Stream`)
     stars: Tuple[str, ...]  # modules of `from ... import *`
+    # The gate's questions (gate.py), by kind: module-level classes that may be that kind of class
+    # themselves or through a base of the same module; and each class's imported bases, to follow.
+    kinds: Dict[str, FrozenSet[str]] = {}
+    bases: Dict[str, Tuple[str, ...]] = {}
 
 
 EMPTY_INDEX = ModuleIndex(frozenset(), {}, ())
+# A class may be of a kind when its identifiers contain a part of each group (substrings, as the
+# prefilter's tokens): an IterableDataset (`__iter__`, DL103's and DL502's imported streams), or a
+# dataset class holding an RNG (DL201's dataset base class in another module, rule book v7).
+DATASET_PARTS = ("Dataset", "torchvision", "__getitem__", "__getitems__", "__iter__")
+CLASS_KINDS = {
+    "stream": (("IterableDataset", "__iter__"),),
+    "rng": (("default_rng", "RandomState", "Generator", "Random"), DATASET_PARTS),
+}
 _CACHE: Dict[Tuple[str, int, int, FrozenSet[str]], ModuleIndex] = {}
 
 
@@ -117,17 +129,79 @@ def _read(path: str, size: int, loader_tails: FrozenSet[str]) -> ModuleIndex:
         return EMPTY_INDEX  # the summary of such a module is empty too
     # A module whose text names no loader class builds none itself (most modules): no walk for it.
     found = builders(tree, loader_tails) if any(tail in source for tail in loader_tails) else frozenset()
-    return ModuleIndex(found, *import_table(tree))
+    exports, stars = import_table(tree)
+    kinds, bases = class_kinds(tree, exports)
+    return ModuleIndex(found, exports, stars, kinds, bases)
 
 
-def names_a_builder(tree: ast.AST, filename: str, loader_tails: FrozenSet[str], used: Set[str]) -> bool:
+def class_kinds(
+    tree: ast.AST, exports: Dict[str, str]
+) -> Tuple[Dict[str, FrozenSet[str]], Dict[str, Tuple[str, ...]]]:
+    """Per kind, the module-level classes that may be of it (own identifiers, or a base of this module
+    that may be); and the bases each class imports (their dotted names), followed by the lookup."""
+    classes = [node for node in getattr(tree, "body", ()) if isinstance(node, ast.ClassDef)]
+    local_bases: Dict[str, List[str]] = {}
+    imported: Dict[str, Tuple[str, ...]] = {}
+    named: Dict[str, Set[str]] = {}
+    for node in classes:
+        names = {base.id for base in node.bases if isinstance(base, ast.Name)}
+        roots = [_root(base) for base in node.bases]
+        local_bases[node.name] = sorted(names & {c.name for c in classes})
+        imported[node.name] = tuple(_dotted(base, exports) for base, root in zip(node.bases, roots) if root in exports)
+        named[node.name] = set(identifiers(node))
+    kinds: Dict[str, FrozenSet[str]] = {}
+    for kind, groups in CLASS_KINDS.items():
+        marked = {name for name, ids in named.items() if all(any(p in i for i in ids for p in g) for g in groups)}
+        changed = True
+        while changed:  # a chain of classes within one module: each pass marks at least one more, or stops
+            changed = False
+            for name, local in local_bases.items():
+                if name not in marked and any(base in marked for base in local):
+                    marked.add(name)
+                    changed = True
+        kinds[kind] = frozenset(marked)
+    followed: Dict[str, Tuple[str, ...]] = {}
+    for name in local_bases:  # a class's imported bases, with those of its bases in this module
+        seen, todo = {name}, [name]
+        found: List[str] = []
+        while todo:
+            current = todo.pop()
+            found.extend(imported.get(current, ()))
+            for base in local_bases.get(current, ()):
+                if base not in seen:
+                    seen.add(base)
+                    todo.append(base)
+        if found:
+            followed[name] = tuple(dict.fromkeys(found))
+    return kinds, followed
+
+
+def _root(node: ast.AST) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _dotted(node: ast.AST, exports: Dict[str, str]) -> str:
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    base = exports[node.id] if isinstance(node, ast.Name) else ""
+    return ".".join([base, *reversed(parts)]) if parts else base
+
+
+def names_a_builder(
+    tree: ast.AST, filename: str, loader_tails: FrozenSet[str], used: AbstractSet[str], kind: str = ""
+) -> bool:
     """Some import of the file (at any level) may name a loader-building function or class of its project.
 
-    ``used``: the file's identifiers. A module imported whole (`import data`, `from pkg import data`)
-    is used through attributes, so only its names the file mentions count. Past
+    ``kind``: instead of a builder, a class of that kind of CLASS_KINDS (or one subclassing such a
+    class through the project's modules). ``used``: the file's identifiers. A module imported whole
+    (`import data`, `from pkg import data`) is used through attributes, so only its names the file mentions count. Past
     MAX_MODULES_PER_FILE modules the answer is yes: the file is analysed, as without this stage.
     """
-    lookup = _Lookup(os.path.abspath(filename), loader_tails, used, set(), MAX_MODULES_PER_FILE)
+    lookup = _Lookup(os.path.abspath(filename), loader_tails, used, set(), MAX_MODULES_PER_FILE, kind)
     try:
         return any(lookup.offers(name, lookup.importer, MAX_REEXPORTS) for name in imported_names(tree))
     except _TooMany:
@@ -155,7 +229,13 @@ class _TooMany(Exception):
 
 class _Lookup:
     def __init__(
-        self, importer: str, loader_tails: FrozenSet[str], used: Set[str], modules: Set[str], bound: int
+        self,
+        importer: str,
+        loader_tails: FrozenSet[str],
+        used: AbstractSet[str],
+        modules: Set[str],
+        bound: int,
+        kind: str = "",
     ) -> None:
         self.importer = importer
         self.loader_tails = loader_tails
@@ -163,6 +243,10 @@ class _Lookup:
         self.seen: Set[Tuple[str, str]] = set()
         self.modules = modules  # every module read for the linted file, at most ``bound``
         self.bound = bound
+        self.kind = kind  # "" for builders, else a key of CLASS_KINDS
+
+    def offered(self, index: ModuleIndex) -> FrozenSet[str]:
+        return index.kinds.get(self.kind, frozenset()) if self.kind else index.builders
 
     def index(self, path: str) -> ModuleIndex:
         if path not in self.modules:
@@ -184,10 +268,12 @@ class _Lookup:
             return False
         self.seen.add((path, name))
         index = self.index(path)
-        if name in index.builders:
+        if name in self.offered(index):
             return True
         if depth <= 0:
             return False
+        if self.kind and any(self.offers(base, path, depth - 1) for base in index.bases.get(name, ())):
+            return True
         if name in index.exports:
             return self.offers(index.exports[name], path, depth - 1)
         return any(self.offers(dotted_join(star, name), path, depth - 1) for star in index.stars)
@@ -198,10 +284,13 @@ class _Lookup:
             return False
         self.seen.add((path, ""))
         index = self.index(path)
-        if index.builders & self.used:
+        if self.offered(index) & self.used:
             return True
         if depth <= 0:
             return False
+        mentioned = sorted(index.bases.keys() & self.used) if self.kind else []
+        if any(self.offers(base, path, depth - 1) for name in mentioned for base in index.bases[name]):
+            return True
         if any(self.offers(index.exports[name], path, depth - 1) for name in sorted(index.exports.keys() & self.used)):
             return True
         return any(self.offers(star, path, depth - 1) for star in index.stars)

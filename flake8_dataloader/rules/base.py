@@ -75,6 +75,10 @@ class Rule:
     # The prefilter's input: alternatives, any of which must occur in the source for the rule to
     # fire; an alternative is a substring, or a tuple of substrings that must all occur.
     TRIGGERS: ClassVar[tuple]
+    # The gate's input (gate.py): a necessary condition of the rule's clause on flake8's ast, as
+    # alternatives of predicates (gate.PREDICATES) that must all hold; no alternative holding, the
+    # rule cannot fire in the file. Weakest cheap condition of the rule book's text, not of today's code.
+    CONDITION: ClassVar[tuple]
     DEFAULT_OFF: ClassVar[bool] = False
     ACROSS_FILES: ClassVar[str] = PER_FILE
 

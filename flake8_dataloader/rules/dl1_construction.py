@@ -99,6 +99,7 @@ class PersistentWorkersWithoutWorkers(Rule):
     FRAMEWORK_MESSAGE = (
         "{name}={value} with {workers} raises ValueError at {where}; drop {name} or set {workers_name} > 0"
     )
+    CONDITION = (("persistent",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER_OR_CONFIG
 
     @classmethod
@@ -178,6 +179,7 @@ class PrefetchWithoutWorkers(Rule):
     FRAMEWORK_MESSAGE = (
         "{name}={value} with {workers} raises ValueError when {config} is built; drop {name} or set {workers_name} > 0"
     )
+    CONDITION = (("prefetch",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER_OR_CONFIG
 
     @classmethod
@@ -264,6 +266,7 @@ class RejectedCombination(Rule):
     ACROSS_FILES = WRITTEN_HERE + " An IterableDataset class imported from the project is followed for its clause, naming the class's file and line." + INHERITS + " An imported factory whose `shuffle` is a parameter, called here with `shuffle=True`, that builds its loader from an IterableDataset class (of its own module or one it imports) is reported at this call, naming the DataLoader's file and line."
     NAME = "rejected-argument-combination"
     MESSAGE = "{detail}"
+    CONDITION = (("rejected_argument",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -489,6 +492,7 @@ class CrashWithZeroWorkers(Rule):
     NAME = "crash-with-zero-workers"
     MESSAGE = "{name}={value} raises ValueError when num_workers ({workers}) is 0; use {fix}"
     FRAMEWORK_MESSAGE = "{name}={value} raises ValueError when {workers_name} ({workers}) is 0; use {fix}"
+    CONDITION = (("persistent", "workers"), ("prefetch", "workers"), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER_OR_CONFIG
 
     @classmethod
@@ -615,6 +619,7 @@ class AttributeSetAfterConstruction(Rule):
         "{attr} of a built DataLoader cannot be set: PyTorch raises ValueError; "
         "pass {attr}= when building the loader (or build a new one)"
     )
+    CONDITION = (("attribute_set",),)
     TRIGGERS = NEEDS_LOADER
 
     @classmethod

@@ -169,6 +169,8 @@ class UnseededDatasetRng(Rule):
         "{rng} of {klass} is copied into every worker with the same state (workers draw identical "
         "numbers); reseed it per worker from get_worker_info().seed"
     )
+    # v7: an RNG of a base class in another module reaches a subclass of this file.
+    CONDITION = (("rng",), ("class_with_base", "imported_rng_class"))
     # A dataset class (torch's or torchvision's) and an RNG constructor must both be named.
     TRIGGERS = tuple(
         (base, rng) for base in ("Dataset", "torchvision") for rng in ("default_rng", "RandomState", "Generator", "Random")
@@ -449,6 +451,7 @@ class HalfSeededRun(Rule):
         "random/np.random are seeded but torch is not and this loader has no generator=: "
         "{what} differ between runs; call torch.manual_seed(seed) or pass generator="
     )
+    CONDITION = (("seed", "workers"), ("seed", "shuffles"), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -577,6 +580,7 @@ class WorkerSeedIgnoresEpoch(Rule):
         "worker_init_fn {name} seeds from worker_id and constants only: every epoch and every run "
         "replays the same random stream; seed from torch.initial_seed() or get_worker_info().seed"
     )
+    CONDITION = (("worker_fn",),)
     TRIGGERS = ("worker_init_fn", "worker_id")
 
     @classmethod

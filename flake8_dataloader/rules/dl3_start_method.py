@@ -189,6 +189,7 @@ class UnguardedEntryPoint(Rule):
         "{what} at module level without an `if __name__ == \"__main__\":` guard: under spawn/forkserver "
         "every worker re-imports this module and dies; move it under the guard"
     )
+    CONDITION = (("workers", "module_code"), ("imported_builder", "module_code"))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -321,6 +322,7 @@ class UnpicklableWorkerPayload(Rule):
     ) + INHERITS
     NAME = "unpicklable-worker-payload"
     MESSAGE = "{what} passed as {param} cannot be pickled for spawn/forkserver workers; {fix}"
+    CONDITION = (("workers",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -515,6 +517,7 @@ class UnguardedStartMethod(Rule):
         "set_start_method() at module level runs again in every spawned worker and raises "
         "'context has already been set'; call it under the `__main__` guard"
     )
+    CONDITION = (("start_method",),)
     TRIGGERS = ("set_start_method",)
 
     @classmethod

@@ -255,6 +255,7 @@ class LoaderRebuiltInLoop(Rule):
         "{method}() wraps the DataLoader again on every loop iteration and the Accelerator keeps every "
         "wrapper; prepare it once before the loop"
     )
+    CONDITION = (("workers", "loop"), ("imported_builder", "loop"))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -467,6 +468,7 @@ class PersistentWorkersDisabled(Rule):
     FRAMEWORK_MESSAGE = (
         "the Trainer restarts its DataLoader workers every epoch and at each evaluation; pass {fix} to keep them"
     )
+    CONDITION = (("workers",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER_OR_CONFIG
 
     @classmethod
@@ -589,6 +591,7 @@ class StaleDatasetInPersistentWorkers(Rule):
         "dataset changed inside the epoch loop is not seen by persistent workers (they keep their "
         "start-up copy); share the value through shared memory or drop persistent_workers"
     )
+    CONDITION = (("persistent",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -700,6 +703,7 @@ class MissingShutdownMethod(Rule):
     ACROSS_FILES = FACTORY_SITES.format(anchor="the call")
     NAME = "missing-shutdown-method"
     MESSAGE = "DataLoader has no {method}: {effect}; drop it, workers stop when the loader is deleted (del loader)"
+    CONDITION = (("shutdown",),)
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -815,6 +819,7 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         "DistributedSampler{where} without set_epoch(epoch): every epoch uses the same order; "
         "call sampler.set_epoch(epoch) each epoch"
     )
+    CONDITION = (("sampler_given",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -904,6 +909,7 @@ class SynchronousLoading(Rule):
     ACROSS_FILES = WRITTEN_HERE
     NAME = "synchronous-loading"
     MESSAGE = "single-process DataLoader ({workers}) in a training loop: loading blocks every step; set num_workers > 0"
+    CONDITION = (("loader",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
     DEFAULT_OFF = True
 

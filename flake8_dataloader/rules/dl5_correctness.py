@@ -152,6 +152,7 @@ class UnshardedIterableDataset(Rule):
         "IterableDataset {klass} is not split by get_worker_info(): each worker yields the whole stream "
         "({workers}: every sample once per worker); shard it in __iter__ by worker id"
     )
+    CONDITION = (("workers",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -310,6 +311,7 @@ class SingleUseIterableDataset(Rule):
         "{klass}.__iter__ returns {what}: the loader on line {loader} ({mode}) gets an empty stream "
         "after its first epoch; make __iter__ a generator (yield)"
     )
+    CONDITION = (("iter_returns_self",), ("imported_stream",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod

@@ -194,6 +194,7 @@ class HandleSharedWithWorkers(Rule):
         "self.{attr} = {opener}(...) is copied into every worker of {klass} (wrong reads under fork, a pickling "
         "error under spawn); set self.{attr} = None here and open it on first use in {method}"
     )
+    CONDITION = (("handle",),)
     TRIGGERS = tuple(
         (base, opener)
         for base in ("Dataset", "torchvision")
@@ -452,6 +453,7 @@ class CudaInWorkerCode(Rule):
         "CUDA used in {where}, which runs in the loader's workers (fork: 'Cannot re-initialize CUDA'; spawn: a "
         "CUDA context per worker); return CPU tensors and move batches in the training loop (pin_memory=True)"
     )
+    CONDITION = (("workers",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -578,6 +580,7 @@ class CudaDefaultDeviceWithShuffle(Rule):
     ACROSS_FILES = PER_FILE
     NAME = "cuda-default-device-with-shuffle"
     MESSAGE = "{problem}"
+    CONDITION = (("cuda_default", "shuffles"),)
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
@@ -733,6 +736,7 @@ class ContainersCopiedOnRead(Rule):
         "self.{attr} is a Python container indexed by every worker of {klass}: each read copies its pages "
         "(memory grows toward workers + 1 copies); store it in numpy arrays or pyarrow instead"
     )
+    CONDITION = (("workers",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
     DEFAULT_OFF = True
 
