@@ -10,7 +10,7 @@ K = TypeVar("K", bound=Hashable)
 # Nested walk frames at most (each costs a few Python frames; Python allows 1,000 by default).
 MAX_DEPTH = 100
 # Flow steps one file's facts may take (a key computed, a value carried into a union, a fixpoint
-# edge, a call scanned). The most any file of 53 real trees took was 20,180 (README, "No input can
+# edge, a call scanned). The most any file of 53 real trees took was 20,180 (docs/speed.md, "No input can
 # hang it"): a fiftieth of it.
 DEFAULT_BUDGET = 1_000_000
 V = TypeVar("V")

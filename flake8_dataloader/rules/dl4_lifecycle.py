@@ -310,7 +310,7 @@ class PersistentWorkersDisabled(Rule):
     iterable in the `for` header (`metric_logger.log_every(loader, 10)`), an
     endless generator (`while True: yield from loader`).
 
-    Frameworks iterate loaders too (README "Frameworks"): a loader returned
+    Frameworks iterate loaders too (docs/analysis.md, "Frameworks"): a loader returned
     by the `train_dataloader` or `val_dataloader` hook of a
     `LightningModule`/`LightningDataModule` subclass (`lightning`,
     `lightning.pytorch`, `pytorch_lightning`; a same-file base counts) or
