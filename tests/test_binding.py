@@ -7,7 +7,7 @@ from flake8_dataloader.facts.analysis import FileFacts
 from flake8_dataloader.facts.binding import Bound, Signature, bind, taken
 from flake8_dataloader.facts.collector import Collector
 from flake8_dataloader.facts.constants import DEFAULT_LOADER_NAMES
-from flake8_dataloader.facts.model import Known, Unknown
+from flake8_dataloader.facts.states import Known, Unknown
 from flake8_dataloader.positions import node_starts
 
 from .conftest import FIXTURES

@@ -8,7 +8,7 @@ import pytest
 from flake8_dataloader.facts.analysis import FileFacts
 from flake8_dataloader.facts.collector import Collector
 from flake8_dataloader.facts.constants import DEFAULT_LOADER_NAMES
-from flake8_dataloader.facts.model import OMITTED, Known, Unknown
+from flake8_dataloader.facts.states import OMITTED, Known, Unknown
 from flake8_dataloader.facts.signature import KEYWORD_ONLY, POSITIONAL
 
 

@@ -12,7 +12,7 @@ from flake8_dataloader.facts import analysis as analysis_module
 from flake8_dataloader.facts import changed_parameters, draws, epoch_callbacks, inspection, iteration
 from flake8_dataloader.facts.iteration import IterationFacts
 from flake8_dataloader.facts.loaders import LoaderFacts
-from flake8_dataloader.rules import dl4_lifecycle
+from flake8_dataloader.rules import dl402_persistent_workers_disabled as dl402, dl4_shared
 
 from .conftest import FIXTURES
 from .harness import expectations, option_args, settings_from_argv
@@ -35,7 +35,7 @@ def everything_reaches(func, exprs):
     return set(func.scope.params), []
 
 
-REACHING = dl4_lifecycle._reaching
+REACHING = dl4_shared._reaching
 
 
 def parameters_only(func, exprs):
@@ -45,18 +45,18 @@ def parameters_only(func, exprs):
 MUTATIONS = [
     # DL401: every argument of the call counts, as before v7: the step counter and the epoch number
     # hand validate() and run_epoch() a "new" loader.
-    ("dl401_v7_what_reaches_the_loader.py", lambda mp: mp.setattr(dl4_lifecycle, "_reaching", everything_reaches),
+    ("dl401_v7_what_reaches_the_loader.py", lambda mp: mp.setattr(dl4_shared, "_reaching", everything_reaches),
      {(9, 13, "DL401"), (45, 21, "DL401")}, set()),
     # DL401: what the loader reads from outside the function is not looked at: the shrinking dataset
     # the loop re-binds on self is taken for an unchanged one.
     ("dl401_v7_what_reaches_the_loader.py",
-     lambda mp: mp.setattr(dl4_lifecycle, "_reaching", parameters_only),
+     lambda mp: mp.setattr(dl4_shared, "_reaching", parameters_only),
      set(), {(63, 21, "DL401")}),
     # DL402: a literal persistent_workers=False is reported again.
-    ("dl402_v7_written_decisions.py", lambda mp: mp.setattr(dl4_lifecycle, "written_false", lambda expr: False),
+    ("dl402_v7_written_decisions.py", lambda mp: mp.setattr(dl402, "written_false", lambda expr: False),
      set(), {(12, 13, "DL402"), (26, 14, "DL402")}),
     # DL402: every reseeded loader is taken for one that draws random numbers (v6).
-    ("dl402_reseeded_validation.py", lambda mp: mp.setattr(dl4_lifecycle, "draws_random", lambda facts, call: True),
+    ("dl402_reseeded_validation.py", lambda mp: mp.setattr(dl402, "draws_random", lambda facts, call: True),
      {(86, 17, "DL402"), (87, 14, "DL402")}, set()),
     # DL402: a SequentialSampler is taken for a random one.
     ("dl402_reseeded_validation.py", lambda mp: mp.setattr(draws, "_sequential", lambda expr, scope: False),

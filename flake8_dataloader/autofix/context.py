@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from ..engine import Analysis
 from ..facts.model import LoaderCall
 from ..facts.nodes import children
 from ..facts.resolve import Scope
 from .edits import Plan
+
+if TYPE_CHECKING:
+    from ..engine import Analysis
+
 
 Outcome = Union[Plan, str]  # a str is the reason the finding is left alone
 

@@ -14,7 +14,7 @@ from typing import Callable, Dict, Mapping, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
-from .model import ArgState, Known, Unknown
+from .states import ArgState, Known, Unknown
 from .resolve import Scope, evaluate, follow_single_binding, resolve
 
 # Parameter -> the truth value a branch needs it to have.

@@ -8,6 +8,7 @@ from typing import DefaultDict, Dict, Iterable, List, NamedTuple, Optional, Set,
 import libcst as cst
 
 from .classes import ClassFacts, last_name
+from .foreign import CallableSummary
 from .model import CallRecord, ClassInfo, FunctionInfo
 from .resolve import Scope, resolve
 from .walk import Visited
@@ -191,3 +192,17 @@ class CallGraph:
                 if name == param:
                     out.append((arg, caller.record.ctx.scope))
         return out
+
+
+def foreign_arguments(call: cst.Call, callee: CallableSummary) -> List[Tuple[str, cst.BaseExpression]]:
+    """(parameter, argument) pairs of a call of another module's function or class."""
+    out: List[Tuple[str, cst.BaseExpression]] = []
+    params = callee.params[callee.offset:]
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            break
+        if arg.keyword is None and index < len(params):
+            out.append((params[index], arg.value))
+        elif arg.keyword is not None and arg.keyword.value in params:
+            out.append((arg.keyword.value, arg.value))
+    return out

@@ -18,7 +18,8 @@ import libcst as cst
 from . import constants as C
 from .calls import CallGraph
 from .classes import MAX_BINDINGS_FOLLOWED, ClassFacts, last_name
-from .model import FunctionInfo, Known, LoaderCall, LoaderSite
+from .model import FunctionInfo, LoaderCall, LoaderSite
+from .states import Known
 from .resolve import Binding, BindingKind, Scope, evaluate
 from .walk import UnionMemo
 

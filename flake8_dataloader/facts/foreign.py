@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Dict, FrozenSet, NamedTuple, Optional, Protocol, Tuple
 
 from .binding import Conditions, Signature
-from .model import ArgState
+from .states import ArgState
 
 
 class Origin(NamedTuple):

@@ -23,7 +23,8 @@ from .classes import ClassFacts, last_name
 from .flow import OBJECT_FLOW, ValueFlow
 from .loaders import LoaderFacts
 from .loops import repeating_loops
-from .model import OMITTED, Argument, CallRecord, ClassInfo, Context, FunctionInfo, Known, LoaderCall
+from .model import Argument, CallRecord, ClassInfo, Context, FunctionInfo, LoaderCall
+from .states import OMITTED, Known
 from .resolve import Scope, Target, evaluate, qualname_in, resolve
 from .signature import ALL_PARAMETERS
 

@@ -18,16 +18,15 @@ import libcst as cst
 
 from . import constants as C
 from .binding import reads_parameter
-from .classes import last_name, self_attribute
+from .calls import CallGraph, foreign_arguments
+from .classes import ClassFacts, last_name, self_attribute
 from .collector import Collector
-from .foreign import CallableSummary, DatasetSummary
-from .loaders import LoaderFacts
-from .calls import CallGraph
-from .classes import ClassFacts
 from .flow import ValueFlow
+from .foreign import CallableSummary, DatasetSummary
 from .framework_uses import FrameworkUses
-from .model import CallRecord, Context, FunctionInfo, IterationSite, LoaderCall, LoaderSite, LoopInfo
+from .loaders import LoaderFacts
 from .loops import repeating_loops
+from .model import CallRecord, Context, FunctionInfo, IterationSite, LoaderCall, LoaderSite, LoopInfo
 from .resolve import Scope, resolve
 
 
@@ -47,20 +46,6 @@ class AttributeUse(NamedTuple):
 
 # What a parameter use is recorded for: a same-file function, or one of another module.
 ParamOwner = Union[FunctionInfo, CallableSummary]
-
-
-def foreign_arguments(call: cst.Call, callee: CallableSummary) -> List[Tuple[str, cst.BaseExpression]]:
-    """(parameter, argument) pairs of a call of another module's function or class."""
-    out: List[Tuple[str, cst.BaseExpression]] = []
-    params = callee.params[callee.offset:]
-    for index, arg in enumerate(call.args):
-        if arg.star:
-            break
-        if arg.keyword is None and index < len(params):
-            out.append((params[index], arg.value))
-        elif arg.keyword is not None and arg.keyword.value in params:
-            out.append((arg.keyword.value, arg.value))
-    return out
 
 
 class _Event:

@@ -9,12 +9,12 @@ import libcst as cst
 
 from .foreign import DatasetSummary, LoaderSummary
 from .inherited import inherited_dataset
-from .classes import ClassInfo
+from .classes import ClassFacts, ClassInfo
 from .calls import CallGraph
-from .classes import ClassFacts
 from .flow import ANY, OBJECT_FLOW, Key, Path, ValueFlow, constant_key
 from .binding import Bound, Conditions, Signature, bind, conditions_of, reads_parameter, signature_of, taken
-from .model import OMITTED, ArgState, Argument, Context, FunctionInfo, Known, LoaderCall, LoaderSite, Unknown
+from .model import Argument, Context, FunctionInfo, LoaderCall, LoaderSite
+from .states import OMITTED, ArgState, Known, Unknown
 from .resolve import Scope, Target, evaluate, resolve
 from .signature import ALL_PARAMETERS, POSITIONAL
 

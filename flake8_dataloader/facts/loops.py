@@ -14,7 +14,8 @@ import libcst as cst
 from .collector import Collector
 from typing import Tuple
 
-from .model import Context, Known, LoopInfo
+from .model import Context, LoopInfo
+from .states import Known
 from .resolve import Scope, evaluate, names_in, resolve
 
 

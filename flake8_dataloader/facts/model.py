@@ -1,38 +1,17 @@
-"""The facts model: three-state argument values and the records rules read."""
+"""The facts model: the records rules read (argument values: facts/states.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
+
+from .states import OMITTED, ArgState, Known, Unknown
 
 if TYPE_CHECKING:
     from .foreign import LoaderSummary
     from .frameworks import ConfigKeywords
-
-
-@dataclass(frozen=True)
-class Known:
-    value: Any
-
-
-@dataclass(frozen=True)
-class Unknown:
-    why: str
-    # True when the expression can never evaluate to None (a call, a literal container...).
-    not_none: bool = False
-
-
-class _Omitted:
-    def __repr__(self) -> str:
-        return "Omitted"
-
-
-OMITTED = _Omitted()
-
-# What a DataLoader argument is at one call: a value, something unknowable here, or not written.
-ArgState = Union[Known, Unknown, _Omitted]
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from .model import Known, Unknown
+from .states import Known, Unknown
 from .nodes import children
 
 # A resolved target: an external dotted name, or a definition in this file.

@@ -10,7 +10,8 @@ import libcst as cst
 from . import constants as C
 from .flow import ANY, OBJECT_FLOW, Value
 from .foreign import Origin
-from .model import Known, LoaderCall
+from .model import LoaderCall
+from .states import Known
 from .resolve import Scope, evaluate, qualname_in, resolve
 
 EVALUATION_WORDS = ("val", "test", "eval")

@@ -19,12 +19,18 @@ from ..facts.foreign import (
 from ..facts.iteration import Use
 from ..facts.model import ClassInfo, FunctionInfo, LoaderCall
 from ..positions import node_starts
-from ..rules.base import source_of
-from ..rules.dl3_start_method import UnpicklableWorkerPayload
-from ..rules.dl5_correctness import SingleUseIterableDataset, reads_worker_info, shards_by_worker, single_use_return
-from ..rules.dl6_resources import containers_indexed, cuda_in_reads
+from ..facts.resolve import source_of
+from ..facts.payload import held_on_self
+from ..facts.class_traits import (
+    containers_indexed,
+    cuda_in_reads,
+    reads_worker_info,
+    shards_by_worker,
+    single_use_loaders,
+    single_use_return,
+)
 from ..facts.samplers import distributed_samplers, loader_samplers, set_epoch_reaches
-from ..rules.dl2_randomness import DRAW_ROOTS, UnseededDatasetRng
+from ..facts.dataset_rngs import DRAW_ROOTS, drawn_and_reseeded, held_rngs
 from ..facts.classes import self_attribute
 from ..settings import Settings
 from .lines import CallLines, first_line, method_line, top_level
@@ -81,7 +87,8 @@ def summarise(
     def origin(node: cst.CSTNode, function: Optional[FunctionInfo] = None, cls: Optional[ClassInfo] = None) -> Origin:
         return Origin(shown_path, lines.of(node, function, cls))
 
-    reported = {f.node for f in SingleUseIterableDataset.check(facts, settings)}
+    single_use = (facts.file.method(k, "__iter__") for k, _, _, _ in single_use_loaders(facts))
+    reported = {method.node for method in single_use if method is not None}
     datasets: Dict[str, DatasetSummary] = {}
     for klass in top_classes:
         kind = facts.file.dataset_kind(klass)
@@ -96,7 +103,7 @@ def summarise(
             single_use=single_use_return(facts, klass) if kind == "iterable" else None,
             iter_origin=origin(iter_method.node, cls=iter_method.cls) if iter_method is not None else None,
             single_use_reported=iter_method is not None and iter_method.node in reported,
-            held=UnpicklableWorkerPayload.held_on_self(facts, klass),
+            held=held_on_self(facts, klass),
             cuda=_cuda_place(cuda.get(klass), klass, origin),
             containers=_indexed_attributes(facts, klass),
             rngs=tuple((attr, str(origin(creation))) for attr, creation in rngs.get(klass, ())),
@@ -162,10 +169,10 @@ def _sampler_helpers(facts: FileFacts, functions: List[FunctionInfo]) -> _Helper
 
 def _undrawn_rngs(facts: FileFacts, klass: ClassInfo) -> List[Tuple[str, cst.Call]]:
     """(attribute, creation) of the RNGs the class holds and does not itself draw from unreseeded."""
-    held = UnseededDatasetRng._held_rngs(facts, klass)
+    held = held_rngs(facts, klass)
     if not held:
         return []
-    drawn, reseeded = UnseededDatasetRng._draws(facts, klass, facts.graph.reachable(klass, DRAW_ROOTS), held, {})
+    drawn, reseeded = drawn_and_reseeded(facts, klass, facts.graph.reachable(klass, DRAW_ROOTS), held, {})
     return [(attr, creation) for attr, (creation, _) in sorted(held.items()) if attr not in drawn - reseeded]
 
 

@@ -1,4 +1,6 @@
-"""DL404's codemod: `del loader` for `_shutdown_workers()`, a `closing()` block unwrapped.
+"""DL404 missing-shutdown-method: the rule, the helpers only it uses and its fix.
+
+The fix: `del loader` for `_shutdown_workers()`, a `closing()` block unwrapped.
 
 Only where the result is certain: a local name no later code reads, a `with` whose target is
 a plain name. A block left with nothing but `pass` goes, its comments staying where it stood.
@@ -6,15 +8,113 @@ a plain name. A block left with nothing but `pass` goes, its comments staying wh
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple, Union, cast
+from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple, Union, cast
 
 import libcst as cst
 
+from ..autofix.context import FixContext, Outcome, code
+from ..autofix.edits import Plan, Statement, body_statements, comment_line, with_leading_lines
+from ..autofix.tree import variable_children
+from ..facts import constants as C
+from ..facts.flow import Value
 from ..facts.nodes import children
-from ..rules.base import Finding
-from .context import FixContext, Outcome, code
-from .edits import Plan, Statement, body_statements, comment_line, with_leading_lines
-from .tree import variable_children
+from ..facts.resolve import Scope, qualname_in
+from .base import FACTORY_SITES, NEEDS_LOADER, Finding, Rule
+
+if TYPE_CHECKING:
+    from ..facts.analysis import FileFacts
+    from ..settings import Settings
+
+
+def _only_loaders(facts: FileFacts, expr: cst.BaseExpression, scope: Scope) -> bool:
+    """Every value the expression may hold is a loader (a `None` placeholder aside), never an
+    iterator: a loader call, or a name, attribute, element or factory result that carries one."""
+    values = [v for v in facts.flow.values(expr, scope) if not _is_none(v)]
+    return bool(values) and all(facts.flow.site_of_value(v) is not None for v in values)
+
+
+def _is_none(value: Value) -> bool:
+    return isinstance(value.node, cst.Name) and value.node.value == "None" and value.scope.lookup("None") is None
+
+
+class MissingShutdownMethod(Rule):
+    """
+    ## What it does
+    Flags `contextlib.closing(loader)` and `loader._shutdown_workers()` where
+    `loader` is a DataLoader (a loader call, or a name or `self` attribute
+    bound only from loader calls), never an iterator.
+
+    ## Why is this bad?
+    DataLoader has neither `close()` nor `_shutdown_workers()` (only its
+    iterator has the latter). `closing()` raises `AttributeError:
+    'DataLoader' object has no attribute 'close'` when the `with` block exits;
+    a `hasattr` guard around `_shutdown_workers` silently does nothing.
+
+    ## Example
+    ```python
+    from contextlib import closing
+
+    from torch.utils.data import DataLoader
+
+
+    def evaluate(dataset):
+        with closing(DataLoader(dataset, num_workers=2)) as loader:
+            for batch in loader:
+                pass
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def train(dataset):
+        loader = DataLoader(dataset, num_workers=2)
+        for batch in loader:
+            pass
+        del loader  # workers stop when the loader and its iterator are gone
+    ```
+
+    ## Not reported
+    ```python
+    from torch.utils.data import DataLoader
+
+
+    def first_batch(dataset):
+        iterator = iter(DataLoader(dataset, num_workers=2))
+        batch = next(iterator)
+        iterator._shutdown_workers()  # the iterator has one
+        return batch
+    ```
+
+    ## Options
+    None.
+
+    ## Known limits
+    Anchor: the call.
+
+    ## References
+    - [`torch/utils/data/dataloader.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py): `_shutdown_workers` belongs to `_MultiProcessingDataLoaderIter`; `DataLoader` has no `close()`.
+    """
+
+    CODE = "DL404"
+    ACROSS_FILES = FACTORY_SITES.format(anchor="the call")
+    NAME = "missing-shutdown-method"
+    MESSAGE = "DataLoader has no {method}: {effect}; drop it, workers stop when the loader is deleted (del loader)"
+    CONDITION = (("shutdown",),)
+    TRIGGERS = NEEDS_LOADER
+
+    @classmethod
+    def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
+        for record in facts.file.calls:
+            call, scope = record.node, record.ctx.scope
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "_shutdown_workers":
+                if _only_loaders(facts, func.value, scope):
+                    yield cls.finding(call, method="_shutdown_workers()", effect="only its iterator has one")
+            elif call.args and qualname_in(func, scope, C.CONTEXTLIB_CLOSING):
+                if _only_loaders(facts, call.args[0].value, scope):
+                    yield cls.finding(call, method="close()", effect="closing() raises AttributeError on exit")
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[str]:
