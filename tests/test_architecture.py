@@ -1,7 +1,9 @@
 """The package's import graph: no cycles, and each layer imports only the layers below it.
 
-Every import counts, those inside functions included (a lazy import is still a dependency);
-imports under ``if TYPE_CHECKING:`` are annotations only and are left out.
+Every import counts, those inside functions included (a lazy import is still a dependency).
+Imports under ``if TYPE_CHECKING:`` are annotations only: left out of the graph of the whole
+package, but inside one package (`facts/`, `rules/`...) they count too, since a circle of
+modules that need each other's types is one concept split in the wrong place.
 """
 
 import ast
@@ -22,13 +24,13 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def imports_of(path: Path, name: str, modules: Set[str]) -> Set[str]:
+def imports_of(path: Path, name: str, modules: Set[str], type_checking: bool = False) -> Set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: Set[str] = set()
     pending: List[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if isinstance(node, ast.If) and _is_type_checking(node.test) and not type_checking:
             pending.extend(node.orelse)
             continue
         if isinstance(node, ast.Import):
@@ -42,9 +44,23 @@ def imports_of(path: Path, name: str, modules: Set[str]) -> Set[str]:
     return found
 
 
-def import_graph() -> Dict[str, Set[str]]:
+def import_graph(type_checking: bool = False) -> Dict[str, Set[str]]:
     paths = {module_name(path): path for path in PACKAGE.rglob("*.py")}
-    return {name: imports_of(path, name, set(paths)) for name, path in paths.items()}
+    return {name: imports_of(path, name, set(paths), type_checking) for name, path in paths.items()}
+
+
+def package_graphs(graph: Dict[str, Set[str]]) -> Dict[str, Dict[str, Set[str]]]:
+    """Each package's modules with the imports among them (its own ``__init__`` left out: a package
+    importing its modules to re-export them is not a circle of concepts)."""
+    packages: Dict[str, Dict[str, Set[str]]] = {}
+    for name in graph:
+        parent = name.rpartition(".")[0]
+        if parent:
+            packages.setdefault(parent, {})[name] = set()
+    for package, members in packages.items():
+        for name in members:
+            members[name] = graph[name] & set(members)
+    return packages
 
 
 def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
@@ -100,6 +116,24 @@ def test_the_package_has_no_import_cycle():
     assert cycles(graph) == []
 
 
+def test_annotation_imports_count_inside_a_package(tmp_path):
+    (tmp_path / "model.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .foreign import S\n"
+    )
+    (tmp_path / "foreign.py").write_text("from .model import Known\n")
+    modules = {"pkg.model", "pkg.foreign"}
+    graph = {name: imports_of(tmp_path / f"{name[4:]}.py", name, modules, type_checking=True) for name in modules}
+    assert package_graphs(graph) == {"pkg": {"pkg.model": {"pkg.foreign"}, "pkg.foreign": {"pkg.model"}}}
+    assert cycles(package_graphs(graph)["pkg"]) == [["pkg.foreign", "pkg.model"]]
+    assert imports_of(tmp_path / "model.py", "pkg.model", modules) == set()
+
+
+def test_no_package_has_an_import_cycle_even_through_annotations():
+    packages = package_graphs(import_graph(type_checking=True))
+    assert {"flake8_dataloader.facts", "flake8_dataloader.rules", "flake8_dataloader.project"} <= set(packages)
+    assert {package: cycles(graph) for package, graph in packages.items() if cycles(graph)} == {}
+
+
 def _under(graph: Dict[str, Set[str]], prefix: str) -> Dict[str, Set[str]]:
     return {name: deps for name, deps in graph.items() if name == prefix or name.startswith(prefix + ".")}
 
@@ -112,6 +146,26 @@ def test_the_project_index_never_calls_the_engine_and_the_facts_never_read_the_p
         assert not {d for d in deps if d.startswith(("flake8_dataloader.project", "flake8_dataloader.rules"))}, name
     for name, deps in _under(graph, "flake8_dataloader.rules").items():
         assert not {d for d in deps if d.startswith("flake8_dataloader.project")}, name
+
+
+def test_the_project_layer_reads_facts_never_rules():
+    """What a summary says of a class (shards by worker, reads CUDA, holds a lambda...) is a fact."""
+    graph = import_graph(type_checking=True)
+    project = _under(graph, "flake8_dataloader.project")
+    assert "flake8_dataloader.project.summarise" in project
+    for name, deps in project.items():
+        assert not {d for d in deps if d.startswith("flake8_dataloader.rules")}, name
+
+
+def test_one_module_per_rule_and_none_over_450_lines():
+    from flake8_dataloader.rules import RULES
+
+    modules = [rule.__module__ for rule in RULES]
+    assert len(set(modules)) == len(RULES)
+    for rule, module in zip(RULES, modules):
+        assert module.rpartition(".")[2].startswith(rule.CODE.lower() + "_"), (rule.CODE, module)
+    sizes = {module_name(path): len(path.read_text(encoding="utf-8").splitlines()) for path in PACKAGE.rglob("*.py")}
+    assert {name: size for name, size in sizes.items() if size > 450} == {}
 
 
 def test_the_engine_asks_the_project_through_one_service():
