@@ -13,6 +13,7 @@ import pytest
 from flake8_dataloader import cache, engine
 from flake8_dataloader.plugin import DataLoaderChecker
 from flake8_dataloader.project import store
+from flake8_dataloader.project.reads import Reads
 from flake8_dataloader.settings import Settings
 
 from .conftest import FIXTURES, ROOT
@@ -46,8 +47,9 @@ def analyses(monkeypatch):
     return count
 
 
-def lint(path, settings=ON):
-    store.clear()  # a fresh flake8 process: nothing kept in memory from the run before
+def lint(path, settings=ON, fresh=True):
+    if fresh:
+        store.clear()  # a fresh flake8 process: nothing kept in memory from the run before
     source = path.read_text()
     checker = DataLoaderChecker(ast.parse(source), source.splitlines(keepends=True), str(path))
     checker.settings = settings
@@ -112,6 +114,25 @@ def test_an_imported_module_that_changed_gives_the_new_findings(project, analyse
              for line, col, message in before]
     assert after == moved != before
     assert lint(train) == after and analyses[0] == 2  # and that is cached in turn
+
+
+def test_what_another_file_read_earlier_in_the_process_is_still_recorded(project, analyses):
+    """Module entries and located imports are kept per process: a file linted after others still lists them."""
+    store.clear()
+    others = sorted(path for path in project.rglob("*.py") if path.name != "train.py")
+    for path in others:
+        try:
+            ast.parse(path.read_text())
+        except SyntaxError:
+            continue  # data/legacy.py: a module that does not parse, deliberately
+        lint(path, fresh=False)
+    before = lint(project / "train.py", fresh=False)
+    misses = analyses[0]
+    stream = project / "data" / "stream.py"
+    stream.write_text("# the dataset moves down a line\n" + stream.read_text())
+    after = lint(project / "train.py")
+    assert analyses[0] == misses + 1
+    assert after != before
 
 
 def test_a_module_appearing_where_an_import_was_looked_up_is_a_miss(project, analyses):
@@ -194,3 +215,14 @@ def test_the_option_is_read_from_config(project):
     (project / "setup.cfg").write_text("[flake8]\ndataloader-cache = off\n")
     assert _flake8(project).returncode == 1
     assert not (project / cache.DIRECTORY).exists()
+
+
+def test_a_module_entry_kept_in_memory_is_still_recorded(project):
+    """store.entry answers from memory after its first read: each analysis still lists the module and
+    the probes its shown path (`data/stream.py`) rests on."""
+    path = str(project / "data" / "stream.py")
+    store.entry(path, ON)
+    with Reads() as reads:
+        store.entry(path, ON)
+    assert reads.files == {path}
+    assert reads.probes == {str(project / "data" / "__init__.py"): "file", str(project / "__init__.py"): "not file"}
