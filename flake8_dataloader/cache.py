@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import sys
+import time
 from typing import Dict, List, Optional, Tuple
 
 from . import __version__
@@ -34,6 +35,10 @@ DIRECTORY = ".flake8_dataloader_cache"
 ENV = "FLAKE8_DATALOADER_CACHE"  # `off` turns the cache off whatever the options say
 FORMAT = 1
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# Created by flake8-dataloader: its findings cache.\n"
+
+# Modules modified after this (the start of the flake8 run) may have been read as they were before: the
+# findings of a file that read one are not kept, so an edit during the run never pairs old findings with new bytes.
+_STARTED_NS = time.time_ns()
 
 # (line, 0-based column, code, message), as engine.Result
 Result = Tuple[int, int, str, str]
@@ -93,6 +98,9 @@ def store(
 ) -> None:
     """Keep ``results`` with what the analysis read; never raises."""
     try:
+        if any(os.stat(path).st_mtime_ns >= _STARTED_NS for path in reads.files if os.path.exists(path)):
+            LOG.debug("flake8-dataloader: not caching %s: a module it read changed during the run", filename)
+            return
         directory = os.path.join(root, DIRECTORY)
         os.makedirs(directory, exist_ok=True)
         for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", "*\n")):

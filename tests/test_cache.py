@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -28,6 +29,7 @@ def project(tmp_path, monkeypatch):
     root = tmp_path / "project"
     shutil.copytree(PROJECT, root)
     monkeypatch.chdir(root)
+    monkeypatch.setattr(cache, "_STARTED_NS", cache._STARTED_NS)  # restored after the test
     store.clear()
     yield root
     store.clear()
@@ -48,8 +50,9 @@ def analyses(monkeypatch):
 
 
 def lint(path, settings=ON, fresh=True):
-    if fresh:
-        store.clear()  # a fresh flake8 process: nothing kept in memory from the run before
+    if fresh:  # a fresh flake8 process: nothing kept in memory from the run before, started now
+        store.clear()
+        cache._STARTED_NS = time.time_ns()
     source = path.read_text()
     checker = DataLoaderChecker(ast.parse(source), source.splitlines(keepends=True), str(path))
     checker.settings = settings
@@ -226,3 +229,12 @@ def test_a_module_entry_kept_in_memory_is_still_recorded(project):
         store.entry(path, ON)
     assert reads.files == {path}
     assert reads.probes == {str(project / "data" / "__init__.py"): "file", str(project / "__init__.py"): "not file"}
+
+
+def test_a_module_modified_during_the_run_is_not_kept(project, analyses, monkeypatch):
+    stream = project / "data" / "stream.py"
+    os.utime(stream, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))  # edited after the run began
+    first = lint(project / "train.py")
+    assert lint(project / "train.py") == first
+    assert analyses[0] == 2
+    assert entries(project) == []
