@@ -95,8 +95,19 @@ def check_source(
     else is our bug: logged as a warning, and re-raised when FLAKE8_DATALOADER_STRICT
     is set (the tests set it).
     """
+    return checked(source, filename, settings, use_prefilter, tree)[0]
+
+
+def checked(
+    source: str,
+    filename: str = "<stdin>",
+    settings: Settings = DEFAULT_SETTINGS,
+    use_prefilter: bool = True,
+    tree: Optional[ast.AST] = None,
+) -> Tuple[List[Result], bool]:
+    """``check_source``'s findings, and whether the analysis completed (only then may they be cached)."""
     try:
-        return analyse(source, settings, use_prefilter, tree, filename)
+        return analyse(source, settings, use_prefilter, tree, filename), True
     except ParseFailure as exc:
         LOG.info("flake8-dataloader: skipped %s: LibCST cannot parse it (%s)", filename, exc)
     except RecursionError:
@@ -107,4 +118,4 @@ def check_source(
         if os.environ.get(STRICT_ENV):
             raise
         LOG.warning("flake8-dataloader: internal error on %s: %s: %s", filename, type(exc).__name__, exc)
-    return []
+    return [], False

@@ -11,7 +11,9 @@ import argparse
 import sys
 from typing import FrozenSet, Iterator, List, Optional, Tuple, Type
 
-from . import __version__, manifest
+from . import __version__, cache, manifest
+from .cache import enabled_by_env as cache_enabled_by_env
+from .project.reads import Reads
 from .prefilter import may_find
 from .settings import DEFAULT_SETTINGS, START_METHODS, SWITCH, Settings, SettingsError
 
@@ -56,6 +58,13 @@ class DataLoaderChecker:
             parse_from_config=True,
             help="Decide on flake8's ast which files can hold a finding before analysing them: on (default) or off.",
         )
+        option_manager.add_option(
+            "--dataloader-cache",
+            default="on",
+            choices=SWITCH,
+            parse_from_config=True,
+            help="Keep each file's findings in .flake8_dataloader_cache/ for the next run: on (default) or off.",
+        )
         option_manager.extend_default_ignore(list(manifest.DEFAULT_OFF))
 
     @classmethod
@@ -67,6 +76,7 @@ class DataLoaderChecker:
                 options.dataloader_follow_imports,
                 selected_codes(options),
                 getattr(options, "dataloader_gate", "on"),
+                getattr(options, "dataloader_cache", "on") if cache_enabled_by_env() else "off",
             )
         except SettingsError as exc:  # a value from a config file: the command line's line and exit status
             print(f"flake8: error: {exc}", file=sys.stderr)
@@ -78,11 +88,22 @@ class DataLoaderChecker:
             source = source[1:]
         if not may_find(source, self.settings, self.tree, self.filename):
             return
-        from .engine import check_source  # LibCST and the rules load on the first file that needs them
-
-        results = check_source(source, self.filename, self.settings, use_prefilter=False, tree=self.tree)
+        results = cache.lookup(source, self.filename, self.settings) if self.settings.cache else None
+        if results is None:
+            results = self._analysed(source)
         for line, column, _code, message in results:
             yield line, column, message, type(self)
+
+    def _analysed(self, source: str) -> List[Tuple[int, int, str, str]]:
+        from .engine import checked  # LibCST and the rules load on the first file that needs them
+
+        if not self.settings.cache:
+            return checked(source, self.filename, self.settings, use_prefilter=False, tree=self.tree)[0]
+        with Reads() as reads:
+            results, complete = checked(source, self.filename, self.settings, use_prefilter=False, tree=self.tree)
+        if complete:
+            cache.store(source, self.filename, self.settings, reads, results)
+        return results
 
 
 def selected_codes(options: argparse.Namespace) -> Optional[FrozenSet[str]]:

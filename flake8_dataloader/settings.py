@@ -38,6 +38,7 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
     # The codes flake8 reports (its --select/--ignore decision): the gate (gate.py) asks only their conditions.
     selected: FrozenSet[str] = DEFAULT_SELECTED
     gate: bool = True  # decide on flake8's ast which files need the analysis (--dataloader-gate)
+    cache: bool = False  # keep each file's findings on disk (--dataloader-cache, cache.py); flake8 turns it on
 
     @classmethod
     def build(
@@ -47,6 +48,7 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
         follow_imports: str = "on",
         selected: Optional[Iterable[str]] = None,
         gate: str = "on",
+        cache: str = "off",
     ) -> "Settings":
         extra = []
         for raw in names:
@@ -65,6 +67,8 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
             raise SettingsError(invalid_choice("--dataloader-follow-imports", follow_imports, SWITCH))
         if gate not in SWITCH:
             raise SettingsError(invalid_choice("--dataloader-gate", gate, SWITCH))
+        if cache not in SWITCH:
+            raise SettingsError(invalid_choice("--dataloader-cache", cache, SWITCH))
         return cls(
             loader_names=DEFAULT_LOADER_NAMES | frozenset(extra),
             start_method=start_method,
@@ -72,6 +76,7 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
             follow_imports=follow_imports == "on",
             selected=DEFAULT_SELECTED if selected is None else frozenset(selected),
             gate=gate == "on",
+            cache=cache == "on",
         )
 
 

@@ -4,6 +4,8 @@ from pathlib import Path
 
 # Bugs in the plugin must fail tests, never be swallowed.
 os.environ.setdefault("FLAKE8_DATALOADER_STRICT", "1")
+# Runs of flake8 in tests write no findings cache (tests/test_cache.py turns it on where it tests it).
+os.environ["FLAKE8_DATALOADER_CACHE"] = "off"
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -18,6 +18,7 @@ from importlib.util import decode_source
 from typing import AbstractSet, DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
 
 from ..tokens import identifiers
+from . import reads
 from .locate import dotted_join, imported_names, locate
 
 # The bounds of every module lookup for one linted file (project/view.py reads them from here).
@@ -98,6 +99,7 @@ def builders(tree: ast.AST, loader_tails: FrozenSet[str]) -> FrozenSet[str]:
 
 
 def module_index(path: str, loader_tails: FrozenSet[str]) -> ModuleIndex:
+    reads.file_read(path)
     try:
         stat = os.stat(path)
     except OSError:

@@ -14,6 +14,8 @@ import os
 from functools import lru_cache
 from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
+from . import reads
+
 
 class Location(NamedTuple):
     """A module file and the attribute names still to look up in it (`("StreamDataset",)`)."""
@@ -23,8 +25,32 @@ class Location(NamedTuple):
     root: str  # the directory the module's path is shown relative to
 
 
+# The probes of the answer being computed (reads.py): a located answer keeps the probes it rests on.
+_probes: List[Dict[str, str]] = []
+
+
+def _note(path: str, found: bool, kind: str) -> bool:
+    if _probes:
+        _probes[-1][path] = kind if found else "not " + kind
+    return found
+
+
 def _is_file(path: str) -> bool:
-    return os.path.isfile(path)
+    return _note(path, os.path.isfile(path), "file")
+
+
+def _is_dir(path: str) -> bool:
+    return _note(path, os.path.isdir(path), "dir")
+
+
+def root_probes(directory: str) -> Dict[str, str]:
+    """The probes ``project_root(directory)`` rests on."""
+    _probes.append({})
+    try:
+        project_root(directory)
+    finally:
+        probes = _probes.pop()
+    return probes
 
 
 def dotted_join(module: str, name: str) -> str:
@@ -75,7 +101,7 @@ def _longest_module(base: str, parts: List[str], allow_package_itself: bool) -> 
     """The longest prefix of ``parts`` that is a module under ``base``, and the names after it; with
     ``allow_package_itself``, the package's own `__init__.py` when no prefix is (`from . import x`)."""
     head = os.path.join(base, parts[0]) if parts else None
-    if head is not None and (_is_file(head + ".py") or os.path.isdir(head)):  # `torch`: two stats, not a dozen
+    if head is not None and (_is_file(head + ".py") or _is_dir(head)):  # `torch`: two stats, not a dozen
         for end in range(len(parts), 0, -1):
             found = _module_file(base, parts[:end])
             if found is not None:
@@ -87,7 +113,7 @@ def _longest_module(base: str, parts: List[str], allow_package_itself: bool) -> 
 
 
 # Answers per (importing directory, name), for the process: one flake8 run sees one tree.
-_LOCATED: Dict[Tuple[str, str], Optional[Location]] = {}
+_LOCATED: Dict[Tuple[str, str], Tuple[Optional[Location], Dict[str, str]]] = {}
 
 
 def forget() -> None:
@@ -103,8 +129,14 @@ def locate(qualname: str, importer: str) -> Optional[Location]:
     directory = os.path.dirname(os.path.abspath(importer))
     key = (directory, qualname)
     if key not in _LOCATED:
-        _LOCATED[key] = _locate(qualname, directory)
-    return _LOCATED[key]
+        _probes.append({})
+        try:
+            _LOCATED[key] = (_locate(qualname, directory), _probes[-1])
+        finally:
+            _probes.pop()
+    located, probes = _LOCATED[key]
+    reads.probed(probes)
+    return located
 
 
 def _locate(qualname: str, directory: str) -> Optional[Location]:

@@ -19,9 +19,9 @@ from ..facts.frameworks import LIGHTNING_TRIGGER
 from ..tokens import has_trigger
 from ..settings import Settings
 from .given import uses_what_it_is_given
-from . import index
+from . import index, reads
 from .index import import_table
-from .locate import forget, project_root, shown
+from .locate import forget, project_root, root_probes, shown
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -47,6 +47,9 @@ _CACHE: Dict[Tuple[str, int, int, FrozenSet[str]], ModuleEntry] = {}
 
 
 def entry(path: str, settings: Settings) -> ModuleEntry:
+    if reads.current() is not None:  # a cached analysis: its result rests on these bytes and the shown path
+        reads.file_read(path)
+        reads.probed(root_probes(os.path.dirname(path)))
     try:
         stat = os.stat(path)
     except OSError:
