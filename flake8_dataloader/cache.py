@@ -22,30 +22,25 @@ import json
 import logging
 import os
 import sys
-import time
 from typing import Dict, List, Optional, Tuple
 
-from . import __version__
+from . import STARTED_NS, __version__
 from .project.reads import Reads, holds
-from .settings import Settings
+from .settings import CACHE_ENV, Settings
 
 LOG = logging.getLogger("flake8.dataloader")
 
 DIRECTORY = ".flake8_dataloader_cache"
-ENV = "FLAKE8_DATALOADER_CACHE"  # `off` turns the cache off whatever the options say
+ENV = CACHE_ENV
 FORMAT = 1
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# Created by flake8-dataloader: its findings cache.\n"
 
 # Modules modified after this (the start of the flake8 run) may have been read as they were before: the
 # findings of a file that read one are not kept, so an edit during the run never pairs old findings with new bytes.
-_STARTED_NS = time.time_ns()
+_STARTED_NS = STARTED_NS
 
 # (line, 0-based column, code, message), as engine.Result
 Result = Tuple[int, int, str, str]
-
-
-def enabled_by_env() -> bool:
-    return os.environ.get(ENV, "").strip().lower() != "off"
 
 
 def key(source: str, filename: str, settings: Settings) -> str:

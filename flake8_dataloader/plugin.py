@@ -11,11 +11,9 @@ import argparse
 import sys
 from typing import FrozenSet, Iterator, List, Optional, Tuple, Type
 
-from . import __version__, cache, manifest
-from .cache import enabled_by_env as cache_enabled_by_env
-from .project.reads import Reads
+from . import __version__, manifest
 from .prefilter import may_find
-from .settings import DEFAULT_SETTINGS, START_METHODS, SWITCH, Settings, SettingsError
+from .settings import DEFAULT_SETTINGS, START_METHODS, SWITCH, Settings, SettingsError, cache_enabled_by_env
 
 
 class DataLoaderChecker:
@@ -88,7 +86,11 @@ class DataLoaderChecker:
             source = source[1:]
         if not may_find(source, self.settings, self.tree, self.filename):
             return
-        results = cache.lookup(source, self.filename, self.settings) if self.settings.cache else None
+        results = None
+        if self.settings.cache:
+            from . import cache  # hashlib and the cache load on the first file past the gate, not at start-up
+
+            results = cache.lookup(source, self.filename, self.settings)
         if results is None:
             results = self._analysed(source)
         for line, column, _code, message in results:
@@ -99,6 +101,9 @@ class DataLoaderChecker:
 
         if not self.settings.cache:
             return checked(source, self.filename, self.settings, use_prefilter=False, tree=self.tree)[0]
+        from . import cache
+        from .project.reads import Reads
+
         with Reads() as reads:
             results, complete = checked(source, self.filename, self.settings, use_prefilter=False, tree=self.tree)
         if complete:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from functools import lru_cache
 from typing import FrozenSet, Iterable, NamedTuple, Optional
 
@@ -11,6 +12,13 @@ from .facts.constants import DEFAULT_LOADER_NAMES
 
 START_METHODS = ("auto", "spawn", "forkserver", "fork")
 SWITCH = ("on", "off")
+CACHE_ENV = "FLAKE8_DATALOADER_CACHE"  # `off` turns the findings cache off whatever the options say
+
+
+def cache_enabled_by_env() -> bool:
+    return os.environ.get(CACHE_ENV, "").strip().lower() != "off"
+
+
 # What flake8 reports without --select/--ignore: every code but the opt-in ones.
 DEFAULT_SELECTED = frozenset(manifest.CODES) - frozenset(manifest.DEFAULT_OFF)
 
