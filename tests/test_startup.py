@@ -12,7 +12,8 @@ from flake8_dataloader.rules import RULES
 # facts.constants (plain data) is light; everything that imports LibCST is not.
 HEAVY = ("libcst", "flake8_dataloader.engine", "flake8_dataloader.parsing", "flake8_dataloader.rules",
          "flake8_dataloader.facts.analysis", "flake8_dataloader.facts.collector", "flake8_dataloader.facts.resolve",
-         "flake8_dataloader.autofix.fixer", "flake8_dataloader.autofix.codemods", "torch")
+         "flake8_dataloader.autofix.fixer", "flake8_dataloader.autofix.codemods", "torch",
+         "flake8_dataloader.cache")  # the cache (and hashlib) load for a file past the gate only
 ORDINARY = "import os\n\n\ndef main():\n    return os.getcwd()\n"
 LOADER = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, persistent_workers=True)\n"
 
