@@ -1,100 +1,184 @@
 """The findings cache: each linted file's findings on disk, served again only for the same inputs.
 
-A second flake8 run over an unchanged tree then skips the analysis, and LibCST is not even
-imported. An entry is found by a key over everything the analysis is a function of: the plugin's
-version, Python's version, the settings (every --dataloader-* option and the codes selected), the
-file's path and text. It also lists what the analysis read of the project (module bytes, by
-SHA-256, and whether paths it probed were files or directories); an entry is served only when each
-still matches. Anything else, a corrupt entry included, is a miss: the file is analysed again.
+A second flake8 run over an unchanged tree then skips the gate, the project index and the analysis,
+and LibCST is not even imported. An entry holds a key over everything the file's findings are a
+function of: the plugin (its version and its own modules), LibCST's version, the interpreter, the
+settings (every --dataloader-* option, the gate's switch and the codes selected), the file's path
+and text. It also lists what the gate and the analysis read of the project: module bytes (the
+SHA-256 of the very bytes parsed, project/reads.py) and whether paths probed were files or
+directories. An entry is served only when its key is equal and each of those still holds. Anything
+else, a corrupt entry included, is a miss: the file is decided and analysed again.
 
 The directory is `.flake8_dataloader_cache/` in the directory flake8 runs from, tagged with a
-CACHEDIR.TAG and a `.gitignore` of `*`. Entries are written to a temporary file in that directory
-and renamed into place (atomic: `flake8 -j N` processes may write at once). Nothing here ever
-raises out of flake8: any error is a miss and one debug log line. Old entries are not pruned:
-delete the directory to reclaim the space.
+CACHEDIR.TAG and a `.gitignore` of `*`. There is one entry per (file path, settings, interpreter):
+a new plugin, LibCST or text of the file overwrites it, so the directory grows only with the files
+linted. Entries are written to a temporary file in that directory and renamed into place (atomic:
+`flake8 -j N` processes may write at once). Nothing here ever raises out of flake8: any error is a
+miss and one debug log line.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
 import sys
-from typing import Dict, List, Optional, Tuple
+from functools import lru_cache
+from hashlib import sha256
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from . import STARTED_NS, __version__
-from .project.reads import Reads, holds
+from . import __version__
+from .gate import gate_enabled
+from .project.reads import Reads, digests, holds
 from .settings import CACHE_ENV, Settings
 
 LOG = logging.getLogger("flake8.dataloader")
 
 DIRECTORY = ".flake8_dataloader_cache"
 ENV = CACHE_ENV
-FORMAT = 1
+FORMAT = 2
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# Created by flake8-dataloader: its findings cache.\n"
-
-# Modules modified after this (the start of the flake8 run) may have been read as they were before: the
-# findings of a file that read one are not kept, so an edit during the run never pairs old findings with new bytes.
-_STARTED_NS = STARTED_NS
+# LibCST's parser choice in the releases that had two (the native one is the default).
+PARSER_ENV = "LIBCST_PARSER_TYPE"
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 # (line, 0-based column, code, message), as engine.Result
 Result = Tuple[int, int, str, str]
 
 
-def key(source: str, filename: str, settings: Settings) -> str:
-    """The entry's name: a hash over every input of the file's analysis but the project's other files."""
+class Keys(NamedTuple):
+    slot: str  # the entry's file name: the file's path, the settings and the interpreter
+    key: str  # everything else the findings rest on; the entry is served only when equal
+
+
+def keys(source: str, filename: str, settings: Settings) -> Keys:
     options = {
         "loader_names": sorted(settings.loader_names),
         "start_method": settings.start_method,
         "follow_imports": settings.follow_imports,
         "selected": sorted(settings.selected),
-        "gate": settings.gate,
+        "gate": gate_enabled(settings),  # the environment switch too: turning the gate off is a check
     }
-    text = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
-    parts = [FORMAT, __version__, sys.version, sys.prefix, os.path.abspath(filename), options, text]
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    slot = _hash([FORMAT, sys.version, sys.prefix, os.path.abspath(filename), options])
+    text = sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    return Keys(slot, _hash([slot, _installation(), text]))
+
+
+def _hash(parts: list) -> str:
+    return sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _installation() -> str:
+    """The plugin's version and modules, and LibCST's version: a new install of either is a miss.
+    Without importing LibCST (a served run never does): its version file's bytes, via find_spec."""
+    return _hash([__version__, _own_modules(), _libcst_version(), os.environ.get(PARSER_ENV, "")])
+
+
+def _own_modules() -> List[Tuple[str, int, int]]:
+    """Each module of the plugin with its size and modification time: an edited checkout of the
+    plugin (a contributor's) never gets findings of its older code under the same version."""
+    found = []
+    for directory, subdirectories, names in os.walk(_PACKAGE):
+        subdirectories[:] = sorted(name for name in subdirectories if name != "__pycache__")
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = os.path.join(directory, name)
+                stat = os.stat(path)
+                found.append((os.path.relpath(path, _PACKAGE), stat.st_size, stat.st_mtime_ns))
+    return found
+
+
+def _libcst_version() -> Optional[str]:
+    from importlib.util import find_spec  # already loaded by flake8
+
+    spec = find_spec("libcst")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    try:  # written by the build: the version and the commit
+        with open(os.path.join(list(spec.submodule_search_locations)[0], "_version.py"), "rb") as handle:
+            return sha256(handle.read()).hexdigest()
+    except OSError:
+        from importlib.metadata import version  # slower (a scan of the installed distributions)
+
+        return version("libcst")
+
+
+# Path -> ((st_mtime_ns, st_size, st_ino), digest): each module is hashed once per process for lookups.
+_HASHED: Dict[str, Tuple[Tuple[int, int, int], Optional[str]]] = {}
 
 
 def _digest(path: str) -> Optional[str]:
+    """The SHA-256 of ``path``'s bytes now (None: missing or unreadable), from the memo while its stat holds."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    memo = _HASHED.get(path)
+    if memo is not None and memo[0] == stamp:
+        return memo[1]
+    digest = _file_digest(path)
+    _HASHED[path] = (stamp, digest)
+    return digest
+
+
+def _file_digest(path: str) -> Optional[str]:
     try:
         with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+            return sha256(handle.read()).hexdigest()
     except OSError:
-        return None  # missing or unreadable: the entry holds that too
+        return None
+
+
+# (path, answer seen) -> whether it still holds: asked once per process, as locate.py answers an import once.
+_PROBED: Dict[Tuple[str, str], bool] = {}
+
+
+def _holds(path: str, seen: str) -> bool:
+    if (path, seen) not in _PROBED:
+        _PROBED[path, seen] = holds(path, seen)
+    return _PROBED[path, seen]
+
+
+def forget() -> None:
+    """Drop the memos of digests and probes (a long-lived process; tests)."""
+    _HASHED.clear()
+    _PROBED.clear()
 
 
 def _path(name: str, root: str) -> str:
     return os.path.join(root, DIRECTORY, name + ".json")
 
 
-def lookup(source: str, filename: str, settings: Settings, root: str = ".") -> Optional[List[Result]]:
+def lookup(keys: Keys, root: str = ".") -> Optional[List[Result]]:
     """The findings kept for this very analysis, or None (a miss)."""
     try:
-        with open(_path(key(source, filename, settings), root), encoding="utf-8") as handle:
+        with open(_path(keys.slot, root), encoding="utf-8") as handle:
             entry = json.load(handle)
+        if entry["key"] != keys.key:
+            return None  # another text of the file, another plugin or LibCST: overwritten by this run
         files: Dict[str, Optional[str]] = entry["files"]
         probes: Dict[str, str] = entry["probes"]
         if any(_digest(path) != digest for path, digest in files.items()):
             return None
-        if not all(holds(path, seen) for path, seen in probes.items()):
+        if not all(_holds(path, seen) for path, seen in probes.items()):
             return None
         return [(int(line), int(column), str(code), str(message)) for line, column, code, message in entry["results"]]
     except FileNotFoundError:
         return None
     except Exception as exc:  # a corrupt or foreign entry: analysed again
-        LOG.debug("flake8-dataloader: cache entry for %s unusable: %s: %s", filename, type(exc).__name__, exc)
+        LOG.debug("flake8-dataloader: cache entry %s unusable: %s: %s", keys.slot, type(exc).__name__, exc)
         return None
 
 
-def store(
-    source: str, filename: str, settings: Settings, reads: Reads, results: List[Result], root: str = "."
-) -> None:
+def store(keys: Keys, reads: Reads, results: List[Result], root: str = ".") -> None:
     """Keep ``results`` with what the analysis read; never raises."""
     try:
-        if any(os.stat(path).st_mtime_ns >= _STARTED_NS for path in reads.files if os.path.exists(path)):
-            LOG.debug("flake8-dataloader: not caching %s: a module it read changed during the run", filename)
+        files = digests(sorted(reads.files))
+        if files is None:
+            LOG.debug("flake8-dataloader: not caching %s: a module it read changed during the run", keys.slot)
             return
         directory = os.path.join(root, DIRECTORY)
         os.makedirs(directory, exist_ok=True)
@@ -102,13 +186,14 @@ def store(
             if not os.path.exists(os.path.join(directory, name)):
                 _write(directory, name, text)
         entry = {
-            "files": {path: _digest(path) for path in sorted(reads.files)},
+            "key": keys.key,
+            "files": files,
             "probes": dict(sorted(reads.probes.items())),
             "results": [list(result) for result in results],
         }
-        _write(directory, key(source, filename, settings) + ".json", json.dumps(entry))
+        _write(directory, keys.slot + ".json", json.dumps(entry))
     except Exception as exc:
-        LOG.debug("flake8-dataloader: cache not written for %s: %s: %s", filename, type(exc).__name__, exc)
+        LOG.debug("flake8-dataloader: cache not written for %s: %s: %s", keys.slot, type(exc).__name__, exc)
 
 
 def _write(directory: str, name: str, text: str) -> None:

@@ -4,10 +4,11 @@ A file that passes the prefilter's tokens still costs a LibCST parse, the facts 
 (about 10x ``ast.parse``); most such files hold no finding. Each rule declares ``CONDITION``: a
 necessary condition of its rule-book clause, as alternatives of predicates (an alternative holds
 when all its predicates do), over the ``Record`` built here in one walk. A file for which no
-selected rule's condition holds is not analysed. Predicates over-approximate: a value the analysis
-could read as Known is possibly Known, a callee any binding of which may hold a loader class may
-be a loader. The project predicates (``imported_*``) ask the project index, last and only when
-they decide.
+selected rule's condition holds is not analysed. Predicates over-approximate what the analysis
+reads: a value it could read as Known may be Known (gate_values.py), a callee any binding of which
+may hold a loader class may be a loader (gate_names.py). The project predicates (``imported_*``)
+ask the project index, last, only when they decide, and only about the imports a call, a base or
+an argument of the file may read.
 
 ``FLAKE8_DATALOADER_GATE=off`` (or ``--dataloader-gate=off``) turns the gate off; findings are the
 same either way (tests/test_gate.py, benchmarks/real_trees.py --no-gate).
@@ -17,9 +18,14 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 from . import manifest
+from .gate_names import Holders, chain, class_names, is_partial
+from .gate_values import (
+    POSITIONS, Arguments, KnownValues, Sources, falsy, given, is_falsy, is_zero, literal, may_be_rejected, not_none,
+    splat,
+)
 from .settings import Settings, loader_tails
 from .tokens import identifiers
 
@@ -28,9 +34,6 @@ GATE_ENV = "FLAKE8_DATALOADER_GATE"
 # Callees that take DataLoader's keywords besides the loader classes.
 FRAMEWORK_CALLEES = frozenset({"auto_dataloader", "TrainingArguments", "Seq2SeqTrainingArguments"})
 WORKER_KEYWORDS = frozenset({"num_workers", "dataloader_num_workers"})
-# DataLoader's positional order.
-POSITIONS = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn",
-             "pin_memory", "drop_last", "timeout", "worker_init_fn", "multiprocessing_context", "generator")
 SET_AFTER_CONSTRUCTION = frozenset(
     {"dataset", "batch_size", "sampler", "batch_sampler", "drop_last", "persistent_workers"}
 )
@@ -38,97 +41,11 @@ DATASET_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__"})
 # The last names of DL601's openers and DL201's RNG constructors (`np.load` only opens an `.npz`).
 OPENERS = frozenset({"open", "File", "connect", "ZipFile", "open_file", "HDFStore", "ParquetFile", "memory_map"})
 RNGS = frozenset({"default_rng", "RandomState", "Generator", "Random"})
+SEEDERS = RNGS | {"seed", "manual_seed"}  # DL203: global seeders, RNG constructors, `rng.seed(...)`
+PERSISTENT = frozenset({"persistent_workers", "dataloader_persistent_workers"})
+PREFETCH = frozenset({"prefetch_factor", "dataloader_prefetch_factor"})
 CUDA_DEFAULTS = frozenset({"set_default_device", "set_default_tensor_type"})
-# Calls that take a class only to test it.
-CLASS_TESTS = frozenset({"isinstance", "issubclass"})
-
-
-class Arguments(NamedTuple):
-    """A call that may build a loader, its arguments as DataLoader reads them (`partial(DataLoader, ...)` too)."""
-
-    args: Sequence[ast.expr]
-    keywords: Sequence[ast.keyword]
-
-
-def class_names(expr: ast.AST) -> Set[str]:
-    """The names an expression may take a class from: `A`, `m.A`, `A if c else B`, `A or B`, `(A, B)`,
-    `{"k": A}[k]`, `partial(A, ...)`. Any other call's result is an instance, not a class."""
-    found: Set[str] = set()
-    todo = [expr]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Name):
-            found.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            found.add(node.attr)
-        elif isinstance(node, ast.IfExp):
-            todo += [node.body, node.orelse]
-        elif isinstance(node, ast.BoolOp):
-            todo += node.values
-        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            todo += node.elts
-        elif isinstance(node, ast.Dict):
-            todo += [value for value in node.values if value is not None]
-        elif isinstance(node, (ast.Subscript, ast.Starred, ast.NamedExpr)):
-            todo.append(node.value)
-        elif isinstance(node, ast.Call) and node.args and _is_partial(node):
-            todo.append(node.args[0])
-    return found
-
-
-def _is_partial(call: ast.Call) -> bool:
-    func = call.func
-    return (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) == "partial"
-
-
-class Holders:
-    """Which names may hold a class: from a start set, every name bound from an expression naming one
-    of them, to a fixed point (each binding read once per start)."""
-
-    def __init__(self) -> None:
-        self.flows: Dict[str, List[Set[str]]] = {}  # a name read -> the names bound from it
-        self.params: List[str] = []
-        self.passed: Set[str] = set()  # names handed to calls: a class passed may reach a parameter
-
-    def bind(self, targets: Iterable[ast.AST], value: ast.AST) -> None:
-        read = class_names(value)
-        if read:
-            self.bind_names({name for target in targets for name in class_names(target)}, read)
-
-    def bind_names(self, bound: Set[str], read: Iterable[str]) -> None:
-        for name in read:
-            self.flows.setdefault(name, []).append(bound)
-
-    def parameters(self, args: ast.arguments) -> None:
-        self.params.extend(arg.arg for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs])
-        positional = [*args.posonlyargs, *args.args]
-        pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults)]
-        pairs += [(arg, default) for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None]
-        for arg, default in pairs:
-            self.bind_names({arg.arg}, class_names(default))
-
-    def call(self, call: ast.Call) -> None:
-        if isinstance(call.func, ast.Name) and call.func.id in CLASS_TESTS:
-            return
-        for value in [*call.args, *(keyword.value for keyword in call.keywords)]:
-            if isinstance(value, (ast.Name, ast.Attribute)):
-                self.passed |= class_names(value)
-
-    def closure(self, start: Iterable[str]) -> Set[str]:
-        found: Set[str] = set()
-        self._reach(found, start)
-        if not self.passed.isdisjoint(found):  # `build(DataLoader, ds)`: any parameter may hold it
-            self._reach(found, self.params)
-        return found
-
-    def _reach(self, found: Set[str], names: Iterable[str]) -> None:
-        todo = [name for name in names if name not in found]
-        found.update(todo)
-        while todo:
-            for bound in self.flows.get(todo.pop(), ()):
-                for name in bound - found:
-                    found.add(name)
-                    todo.append(name)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 class Record:
@@ -143,16 +60,31 @@ class Record:
         self.iter_returns_self = False  # an `__iter__` returning `self` or something held on it (DL502)
         self.stored: Set[str] = set()  # attributes assigned, on anything but `self`
         self.stored_on_self: Set[str] = set()
+        self.stored_calls: Set[str] = set()  # the callees of calls whose result is assigned to an attribute
+        self.assigned_rngs: Set[str] = set()  # the same for any assignment, `.seed(...)` chains stripped
         self.classes: Dict[str, Set[str]] = {}  # class of this file -> the names its bases read
+        self.initialised: Set[str] = set()  # classes of this file defining `__init__`
+        self.imports: List[ast.stmt] = []
+        self.reached: Set[str] = set()  # the names along each callee and class base (`m.make` -> m, make)
+        self.method_bases: Set[str] = set()  # the same for the bases of classes defining a method
         self.calls: List[ast.Call] = []
         self.callees: Set[str] = set()
         self._project: Dict[str, bool] = {}
+        self.sources = Sources()
+        self._known: Optional[KnownValues] = None
         holders = Holders()
+        methods: Dict[ast.AST, str] = {}  # a def in a class body -> the class
         for node in ast.walk(tree):  # the one pass
             if isinstance(node, ast.Call):
                 self.calls.append(node)
-                self.callees |= class_names(node.func)
+                named = class_names(node.func)
+                self.callees |= named
                 holders.call(node)
+                self.reached |= named | chain(node.func)
+                for name in named:
+                    self.sources.calls_by_name.setdefault(name, []).append(node)
+                if not named:
+                    self.sources.opaque_calls.append(node)
             elif isinstance(node, ast.Attribute):
                 if isinstance(node.ctx, ast.Store):
                     on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
@@ -161,7 +93,13 @@ class Record:
                 if isinstance(node.value, str):
                     self._text(node.value)
             elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
-                holders.bind(node.targets if isinstance(node, ast.Assign) else [node.target], node.value)
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                holders.bind(targets, node.value)
+                if isinstance(node.value, ast.Call) and any(isinstance(t, ast.Attribute) for t in targets):
+                    self.stored_calls |= class_names(node.value.func)
+                self.assigned_rngs |= _constructed(node.value)
+                for target in targets:
+                    self.sources.assign(target, node.value)
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
                 self.loops = self.loops or not isinstance(node, ast.comprehension)
                 holders.bind([node.target], node.iter)
@@ -169,20 +107,33 @@ class Record:
                 self.loops = True
             elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                 holders.bind([node.optional_vars], node.context_expr)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports.append(node)
             elif isinstance(node, ast.alias) and node.asname:
                 holders.bind_names({node.asname}, [node.name.rsplit(".", 1)[-1]])
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 holders.parameters(node.args)
+                if not isinstance(node, ast.Lambda):
+                    self.sources.functions.append((node, methods.get(node, "")))
                 if not isinstance(node, ast.Lambda) and node.name in DATASET_METHODS:
                     self.dataset_methods.add(node.name)
                     self.iter_returns_self |= node.name == "__iter__" and _returns_self(node)
             elif isinstance(node, ast.ClassDef):
                 self.classes_with_bases = self.classes_with_bases or bool(node.bases or node.keywords)
                 self.classes[node.name] = {name for base in node.bases for name in class_names(base)}
+                methods.update((item, node.name) for item in node.body if isinstance(item, FUNCTIONS))
+                bases = {name for base in node.bases for name in chain(base)}
+                self.reached |= bases
+                if any(isinstance(item, FUNCTIONS) for item in node.body):
+                    self.method_bases |= bases
+                if any(isinstance(item, FUNCTIONS) and item.name == "__init__" for item in node.body):
+                    self.initialised.add(node.name)
                 holders.bind_names({node.name}, self.classes[node.name])
         self.holders = holders
         self.loader_names = holders.closure(self.tails | FRAMEWORK_CALLEES)
-        self.candidates = [self._arguments(call) for call in self.calls if class_names(call.func) & self.loader_names]
+        # Loader calls, and `partial(DataLoader, ...)` (its keywords reach the calls of what it makes).
+        self.candidates = [self._arguments(call) for call in self.calls if class_names(call.func) & self.loader_names
+                           or (is_partial(call) and call.args and class_names(call.args[0]) & self.loader_names)]
 
     def _text(self, value: str) -> None:
         if value.isidentifier():
@@ -192,18 +143,19 @@ class Record:
 
     @staticmethod
     def _arguments(call: ast.Call) -> Arguments:
-        return Arguments(call.args[1:], call.keywords) if _is_partial(call) else Arguments(call.args, call.keywords)
+        return Arguments(call.args[1:], call.keywords) if is_partial(call) else Arguments(call.args, call.keywords)
 
     def calls_one_of(self, names: FrozenSet[str]) -> bool:
         """A call of one of ``names`` (or of a name bound from one: `from h5py import File as H5`)."""
         return not self.holders.closure(names).isdisjoint(self.callees)
 
-    def constructs_own_class(self) -> bool:
-        """A class of this file is called here: its `self.x` may be read per construction (rule book v7)."""
-        return not self.callees.isdisjoint(self.classes) or any(
-            isinstance(call.func, ast.Attribute) and class_names(call.func.value) & self.classes.keys()
-            for call in self.calls
-        )
+    @property
+    def known(self) -> KnownValues:
+        """Which names and `self.x` reads the analysis may read as Known (gate_values.py), built on demand."""
+        if self._known is None:
+            holders = self.holders
+            self._known = KnownValues(self.sources, lambda name: name in holders.flows or name in holders.passed)
+        return self._known
 
     def project(self, question: str) -> bool:
         """The project index's answers, asked once and only when they decide."""
@@ -219,7 +171,29 @@ class Record:
         if locate.installed(self.filename):
             return False
         kind = "" if question == "builder" else question
-        return index.names_a_builder(self.tree, self.filename, self.tails, self.ids, kind)
+        imports, used = self._imports_used(question == "rng")
+        return index.names_a_builder(imports, self.filename, self.tails, used, kind)
+
+    def _imports_used(self, bases_only: bool) -> Tuple[ast.Module, Set[str]]:
+        """The file's imports a finding can come through, and the names they may be used by.
+
+        The analysis reaches another module's builder or class only by calling it, constructing it,
+        subclassing it or handing it to a call, under its imported name, through a module imported
+        whole (`data.make(...)`), or through a name bound from one (`make = data.make`). An RNG of an
+        imported base reaches a subclass here that defines a method (Across files v7). So a name
+        imported with `from` counts only when some such use may read it; star imports and modules
+        imported whole are kept, their names filtered by ``used``."""
+        start = self.method_bases if bases_only else self.reached | self.holders.passed
+        used = self.holders.sources(start)
+        kept: List[ast.stmt] = []
+        for node in self.imports:
+            if isinstance(node, ast.ImportFrom):
+                names = [alias for alias in node.names if alias.name == "*" or (alias.asname or alias.name) in used]
+                if names:
+                    kept.append(ast.ImportFrom(module=node.module, names=names, level=node.level))
+            else:
+                kept.append(node)
+        return ast.Module(body=kept, type_ignores=[]), used
 
 
 def _returns_self(function: ast.AST) -> bool:
@@ -233,102 +207,32 @@ def _returns_self(function: ast.AST) -> bool:
     return False
 
 
-def possibly_known(expr: ast.AST, self_known: bool) -> bool:
-    """The analysis may read this expression as Known: literals and names, operators over them, and
-    `self.x` when a class of the file is constructed here (``self_known``). Calls, subscripts and other
-    attributes are Unknown."""
-    if isinstance(expr, (ast.Constant, ast.Name)):
-        return True
-    if isinstance(expr, ast.Attribute):
-        return self_known and isinstance(expr.value, ast.Name) and expr.value.id == "self"
-    if isinstance(expr, ast.UnaryOp):
-        return possibly_known(expr.operand, self_known)
-    if isinstance(expr, ast.BinOp):
-        return possibly_known(expr.left, self_known) and possibly_known(expr.right, self_known)
-    if isinstance(expr, (ast.BoolOp, ast.IfExp)):
-        parts = expr.values if isinstance(expr, ast.BoolOp) else [expr.body, expr.orelse]
-        return any(possibly_known(part, self_known) for part in parts)
-    return False
-
-
-def _literal(expr: ast.AST, test: Callable[[object], bool]) -> bool:
-    return isinstance(expr, ast.Constant) and test(expr.value)
-
-
-def _positive_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
-
-
-def _is_zero(value: object) -> bool:
-    return type(value) is int and value == 0
-
-
-def _falsy(value: ast.AST) -> bool:
-    return _literal(value, lambda v: not v)
-
-
-def _not_none(value: ast.AST) -> bool:
-    return not _literal(value, lambda v: v is None)
-
-
-def may_be_rejected(
-    name: str, value: ast.AST, given: Set[str], iterable_dataset: Callable[[], bool], self_known: bool = True
-) -> bool:
-    """DL103 may reject this argument of a loader call (``given``: the call's other arguments;
-    ``iterable_dataset``: its dataset may be an IterableDataset, asked only when it decides)."""
-    if name in ("sampler", "batch_sampler"):
-        return _not_none(value) and (name == "batch_sampler" or "shuffle" in given or iterable_dataset())
-    if name == "shuffle":
-        return not _falsy(value) and iterable_dataset()
-    if name == "multiprocessing_context":
-        return _not_none(value)
-    if not possibly_known(value, self_known):
-        return False
-    if name == "batch_size":
-        return not _literal(value, _positive_int)
-    if name == "num_workers":
-        return not _literal(value, lambda v: type(v) is int and v >= 0)
-    if name == "drop_last":
-        return not _literal(value, lambda v: isinstance(v, bool))
-    if name in ("timeout", "prefetch_factor"):
-        return not _literal(value, lambda v: v is None or _is_zero(v))
-    return False
-
-
-def _splat(call: Arguments) -> bool:
-    return any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords)
-
-
-def _given(call: Arguments, name: str, test: Callable[[ast.AST], bool]) -> bool:
-    """The loader call may pass ``name`` with a value for which ``test`` holds (by keyword, position or splat)."""
-    position = POSITIONS.index(name)
-    if _splat(call) or (len(call.args) > position and test(call.args[position])):
-        return True
-    return any(keyword.arg == name and test(keyword.value) for keyword in call.keywords)
-
-
 def _workers(record: Record) -> bool:
-    """A call that may build a worker-using loader: num_workers not a literal 0, by keyword (any call,
-    `dict(num_workers=...)` included), by position or through a splat."""
-    for call in record.calls:
-        if any(k.arg in WORKER_KEYWORDS and not _literal(k.value, _is_zero) for k in call.keywords):
+    """A loader call that may be worker-using (num_workers Known > 0 or Unknown; omitted is 0): its
+    `num_workers` given not as a literal 0, by keyword, by position or through a splat (a config's
+    `dataloader_num_workers` too), or a same-file loader subclass where a class of the file defines
+    `__init__` (the analysis reads every argument not written at a subclass's calls as Unknown, set
+    by an `__init__` of it or of a same-file base)."""
+    for call in record.candidates:
+        if any(k.arg in WORKER_KEYWORDS and not literal(k.value, is_zero) for k in call.keywords):
             return True
-    return any(len(call.args) > POSITIONS.index("num_workers") or _splat(call) for call in record.candidates)
+        if len(call.args) > POSITIONS.index("num_workers") or splat(call):
+            return True
+    # Its `__init__` may be its own or a same-file base's (`class Fast(Base, DataLoader)`).
+    return bool(record.initialised) and any(name in record.loader_names for name in record.classes)
 
 
 def _rejected_argument(record: Record) -> bool:
     named = any("IterableDataset" in name for name in record.ids)
-    self_known = record.constructs_own_class()
 
     def iterable() -> bool:  # a class of this file, or one imported from the project
         return named or PREDICATES["imported_stream"](record)
 
     for call in record.candidates:
-        if _splat(call):
+        if splat(call):
             return True
-        arguments = [*zip(POSITIONS, call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
-        given = {name for name, _ in arguments}
-        if any(may_be_rejected(name, value, given, iterable, self_known) for name, value in arguments):
+        arguments = dict([*zip(POSITIONS, call.args), *((k.arg, k.value) for k in call.keywords if k.arg)])
+        if any(may_be_rejected(name, arguments, iterable, record.known) for name in arguments):
             return True
     return False
 
@@ -336,30 +240,51 @@ def _rejected_argument(record: Record) -> bool:
 def _sampler_given(record: Record) -> bool:
     """A sampler reaches a loader of this file (DL405: a DistributedSampler built here, or by a helper
     of another module, rule book v7), directly or wrapped in a batch sampler."""
-    return any(_given(call, "sampler", _not_none) or _given(call, "batch_sampler", _not_none)
+    return any(given(call, "sampler", not_none) or given(call, "batch_sampler", not_none)
                for call in record.candidates)
 
 
 def _shuffles(record: Record) -> bool:
     """A loader that may shuffle: shuffle not a literal false, or a random sampler built in the file."""
     return any("RandomSampler" in name for name in record.ids) or any(
-        _given(call, "shuffle", lambda value: not _falsy(value)) for call in record.candidates
+        given(call, "shuffle", lambda value: not falsy(value)) for call in record.candidates
     )
 
 
-def _module_code(record: Record) -> bool:
-    """A call that runs at import time outside the `__main__` guard (DL301's module-level statement)."""
+def _import_time_calls(record: Record) -> Iterator[ast.Call]:
+    """The calls that run at import time outside the `__main__` guard (class bodies, decorators and
+    defaults included; function bodies not)."""
     todo: List[ast.AST] = list(getattr(record.tree, "body", ()))
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             todo += [*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+        elif isinstance(node, ast.Lambda):
+            todo += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
         elif isinstance(node, ast.If) and _is_main_guard(node.test):
             todo.extend(node.orelse)
-        elif isinstance(node, ast.Call):
-            return True
         else:
+            if isinstance(node, ast.Call):
+                yield node
             todo.extend(ast.iter_child_nodes(node))
+
+
+def _module_code(record: Record) -> bool:
+    """A call that runs at import time outside the `__main__` guard (DL301's module-level statement)."""
+    return next(_import_time_calls(record), None) is not None
+
+
+def _start_method(record: Record) -> bool:
+    """DL303: `set_start_method` (or an alias) called at import time outside the guard, its `force` not a
+    truthy literal (a Known falsy or omitted `force` is reported), its method not the literal "fork"."""
+    names = record.holders.closure({"set_start_method"})
+    for call in _import_time_calls(record):
+        if not class_names(call.func) & names:
+            continue
+        force = next((k.value for k in call.keywords if k.arg == "force"), None)
+        method = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "method"), None)
+        if not (force is not None and literal(force, bool)) and not literal(method or call, lambda v: v == "fork"):
+            return True
     return False
 
 
@@ -373,19 +298,89 @@ def _is_main_guard(test: ast.AST) -> bool:
 
 
 def _attribute_set(record: Record) -> bool:
-    """DL105: a loader attribute assigned on an object, or on `self` in a subclass of a loader class."""
-    if not SET_AFTER_CONSTRUCTION.isdisjoint(record.stored):
+    """DL105: a loader attribute assigned on an object that may hold a loader (a loader call of this
+    file or an imported factory must make one: the flow starts there), or on `self` in a subclass of a
+    loader class."""
+    if not SET_AFTER_CONSTRUCTION.isdisjoint(record.stored) and (record.candidates or record.project("builder")):
         return True
     return not SET_AFTER_CONSTRUCTION.isdisjoint(record.stored_on_self) and any(
         bases & record.loader_names for bases in record.classes.values()
     )
 
 
+def _rng(record: Record) -> bool:
+    """DL201: a dataset class of this file drawing in `__getitem__`/`__iter__`, and an RNG constructor's
+    result assigned as it is (`self.rng = np.random.default_rng(0)` in `__init__`, a class attribute, a
+    module-level name; `torch.Generator().manual_seed(0)` too): the rule reads only such creations."""
+    return bool(record.dataset_methods) and not record.holders.closure(RNGS).isdisjoint(record.assigned_rngs)
+
+
+def _constructed(value: ast.AST) -> Set[str]:
+    """The callee names of a call assigned as it is, through `.seed(...)`/`.manual_seed(...)` chained on it."""
+    while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+           and value.func.attr in ("seed", "manual_seed") and isinstance(value.func.value, ast.Call)):
+        value = value.func.value
+    return class_names(value.func) if isinstance(value, ast.Call) else set()
+
+
 def _handle(record: Record) -> bool:
-    """DL601: a dataset class of this file reading what it holds, and an opener called (`np.load` of an `.npz`)."""
+    """DL601: a dataset class of this file reading what it holds, and an opener's result assigned as it
+    is to an attribute (`self.h = h5py.File(...)`; `np.load` of an `.npz`): the rule reads the opener
+    only as the value stored."""
     if not record.dataset_methods:
         return False
-    return record.calls_one_of(OPENERS) or (record.npz and record.calls_one_of(frozenset({"load"})))
+    stored = record.stored_calls
+    return not record.holders.closure(OPENERS).isdisjoint(stored) or (
+        record.npz and not record.holders.closure(frozenset({"load"})).isdisjoint(stored)
+    )
+
+
+def _persistent(record: Record) -> bool:
+    """DL101, DL403, DL104: a loader call (or config) whose `persistent_workers` may be Known truthy,
+    by keyword (keyword-only in DataLoader) or through a splat."""
+    return any(splat(call) or any(
+        k.arg in PERSISTENT and record.known.may_fail(k.value, is_falsy) for k in call.keywords
+    ) for call in record.candidates)
+
+
+def _prefetch(record: Record) -> bool:
+    """DL102, DL104: a loader call (or config) given a `prefetch_factor` that may not be None (DL104
+    reads any expression), by keyword or through a splat."""
+    return any(splat(call) or any(k.arg in PREFETCH and not_none(k.value) for k in call.keywords)
+               for call in record.candidates)
+
+
+def _seeded(record: Record) -> bool:
+    """DL202: `random.seed` or `np.random.seed` (a `seed` call, or an alias of one) called with an
+    argument: the rule's run-level seeding is a seeding call of this file with an argument."""
+    seeds = record.holders.closure({"seed"})
+    return any(class_names(call.func) & seeds and (call.args or call.keywords) for call in record.calls)
+
+
+def _worker_fn(record: Record) -> bool:
+    """DL203: a function whose first parameter is `worker_id`, or any function where `worker_init_fn`
+    is named, that calls a seeder or RNG constructor with a seed in its own body (nested defs apart)."""
+    seeders = record.holders.closure(SEEDERS)
+    named = "worker_init_fn" in record.ids
+    for function, _ in record.sources.functions:
+        params = [*function.args.posonlyargs, *function.args.args]
+        if (named or (params and params[0].arg == "worker_id")) and _seeds(function, seeders):
+            return True
+    return False
+
+
+def _seeds(function: ast.AST, seeders: Set[str]) -> bool:
+    todo: List[ast.AST] = list(getattr(function, "body", ()))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call) and class_names(node.func) & seeders and (
+            node.args or any(k.arg in (None, "seed") for k in node.keywords)
+        ):
+            return True
+        todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _any(names: FrozenSet[str]) -> Callable[[Record], bool]:
@@ -394,18 +389,17 @@ def _any(names: FrozenSet[str]) -> Callable[[Record], bool]:
 
 PREDICATES: Dict[str, Callable[[Record], bool]] = {
     "workers": _workers,
-    "persistent": _any(frozenset({"persistent_workers", "dataloader_persistent_workers"})),
-    "prefetch": _any(frozenset({"prefetch_factor", "dataloader_prefetch_factor"})),
+    "persistent": _persistent,
+    "prefetch": _prefetch,
     "rejected_argument": _rejected_argument,
     "attribute_set": _attribute_set,
-    # DL201: an RNG constructed, and a dataset class of this file drawing in `__getitem__`/`__iter__`.
-    "rng": lambda record: bool(record.dataset_methods) and record.calls_one_of(RNGS),
+    "rng": _rng,
     "handle": _handle,
     "class_with_base": lambda record: record.classes_with_bases,
-    "seed": lambda record: "seed" in record.ids,
+    "seed": _seeded,
     "shuffles": _shuffles,
-    "worker_fn": _any(frozenset({"worker_init_fn", "worker_id"})),
-    "start_method": lambda record: "set_start_method" in record.ids,
+    "worker_fn": _worker_fn,
+    "start_method": _start_method,
     "loop": lambda record: record.loops,
     "module_code": _module_code,
     "shutdown": _any(frozenset({"closing", "_shutdown_workers"})),

@@ -73,7 +73,7 @@ CONDITIONS = {
     "DL405": (("sampler_given",), ("imported_builder",)),
     "DL410": (("loader",), ("imported_builder",)),
     "DL501": (("workers",), ("imported_builder",)),
-    "DL502": (("iter_returns_self",), ("imported_stream",), ("imported_builder",)),
+    "DL502": (("iter_returns_self", "loader"), ("loader", "imported_stream"), ("imported_builder",)),
     "DL601": (("handle",),),
     "DL602": (("workers",), ("imported_builder",)),
     "DL603": (("cuda_default", "shuffles"),),

@@ -17,7 +17,8 @@ So, before LibCST sees a file:
   parse is bounded by a token count per logical line instead; statements nested deeper
   than MAX_STATEMENT_DEPTH (long `elif` chains) are refused too;
 - the parse itself runs in a thread with a PARSE_STACK_BYTES stack, so what the limits let
-  through has ample room (virtual memory: only the pages used are committed).
+  through has ample room (virtual memory: only the pages used are committed); one such thread
+  serves the whole process.
 A refused file yields ParseFailure, logged like any other file LibCST cannot parse.
 """
 
@@ -25,6 +26,8 @@ from __future__ import annotations
 
 import ast
 import io
+import os
+import queue
 import re
 import threading
 import tokenize
@@ -145,6 +148,66 @@ def refusal(source: str, tree: Optional[ast.AST] = None) -> Optional[str]:
     return None
 
 
+class _ParseThread:
+    """One long-lived thread with a PARSE_STACK_BYTES stack that parses every file of the process.
+
+    LibCST's native parser keeps per-thread state that a fresh thread builds again on its first
+    parse (about 2 ms a file: a thread per file cost a third of the parse itself on the loader-heavy
+    files); one thread keeps it. Each request carries its own slot and event, so a result is never
+    handed to another request (an interrupted wait leaves its request to finish unread). A fork
+    (flake8 -j) keeps no threads: the child starts its own.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: "queue.SimpleQueue[_Request]" = queue.SimpleQueue()
+        self._pid = -1
+
+    def parse(self, source: str) -> object:
+        """The module, or the exception LibCST raised (any BaseException, handed over)."""
+        request = _Request(source)
+        with self._lock:
+            if self._pid != os.getpid():
+                self._start()
+            self._requests.put(request)
+        request.done.wait()
+        return request.outcome
+
+    def _start(self) -> None:
+        self._requests = queue.SimpleQueue()
+        previous = threading.stack_size(PARSE_STACK_BYTES)
+        try:
+            worker = threading.Thread(
+                target=self._serve, args=(self._requests,), name="flake8-dataloader-parse", daemon=True
+            )
+            worker.start()
+        finally:
+            threading.stack_size(previous)
+        self._pid = os.getpid()
+
+    @staticmethod
+    def _serve(requests: "queue.SimpleQueue[_Request]") -> None:
+        while True:
+            request = requests.get()
+            try:
+                request.outcome = cst.parse_module(request.source)
+            except BaseException as exc:  # handed to the calling thread
+                request.outcome = exc
+            request.done.set()
+
+
+class _Request:
+    __slots__ = ("source", "outcome", "done")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.outcome: object = None
+        self.done = threading.Event()
+
+
+_PARSER = _ParseThread()
+
+
 def parse(source: str, tree: Optional[ast.AST] = None) -> cst.Module:
     """The LibCST module of ``source`` (``tree``: flake8's ast of it, when there is one).
 
@@ -153,22 +216,7 @@ def parse(source: str, tree: Optional[ast.AST] = None) -> cst.Module:
     reason = refusal(source, tree)
     if reason is not None:
         raise ParseFailure(reason)
-    outcome: List[object] = []
-
-    def run() -> None:
-        try:
-            outcome.append(cst.parse_module(source))
-        except BaseException as exc:  # handed to the calling thread
-            outcome.append(exc)
-
-    previous = threading.stack_size(PARSE_STACK_BYTES)
-    try:
-        worker = threading.Thread(target=run, name="flake8-dataloader-parse", daemon=True)
-        worker.start()
-    finally:
-        threading.stack_size(previous)
-    worker.join()
-    result = outcome[0]
+    result = _PARSER.parse(source)
     if isinstance(result, cst.Module):
         return result
     if isinstance(result, RecursionError):

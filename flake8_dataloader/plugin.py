@@ -8,11 +8,12 @@ a file that passes it loads the engine (LibCST, the facts, the rules).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import FrozenSet, Iterator, List, Optional, Tuple, Type
 
 from . import __version__, manifest
-from .prefilter import may_find
+from .prefilter import may_find, may_find_in_text
 from .settings import DEFAULT_SETTINGS, START_METHODS, SWITCH, Settings, SettingsError, cache_enabled_by_env
 
 
@@ -84,30 +85,40 @@ class DataLoaderChecker:
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
-        if not may_find(source, self.settings, self.tree, self.filename):
-            return
-        results = None
         if self.settings.cache:
-            from . import cache  # hashlib and the cache load on the first file past the gate, not at start-up
-
-            results = cache.lookup(source, self.filename, self.settings)
-        if results is None:
-            results = self._analysed(source)
+            results = self._cached(source)
+        elif may_find(source, self.settings, self.tree, self.filename):
+            results = self._analysed(source)[0]
+        else:
+            return
         for line, column, _code, message in results:
             yield line, column, message, type(self)
 
-    def _analysed(self, source: str) -> List[Tuple[int, int, str, str]]:
+    def _analysed(self, source: str) -> Tuple[List[Tuple[int, int, str, str]], bool]:
         from .engine import checked  # LibCST and the rules load on the first file that needs them
 
-        if not self.settings.cache:
-            return checked(source, self.filename, self.settings, use_prefilter=False, tree=self.tree)[0]
-        from . import cache
+        return checked(source, self.filename, self.settings, use_prefilter=False, tree=self.tree)
+
+    def _cached(self, source: str) -> List[Tuple[int, int, str, str]]:
+        """The findings from the cache, or decided, analysed and kept: the gate and the project index
+        are part of what is kept (an entry of no findings), so a second run pays only the text scan."""
+        if not may_find_in_text(source, self.settings, self.filename):
+            return []
+        from . import cache  # hashlib and the cache load on the first file naming a token, not at start-up
         from .project.reads import Reads
 
+        keys = cache.keys(source, self.filename, self.settings)
+        results = cache.lookup(keys)
+        if results is not None:
+            return results
         with Reads() as reads:
-            results, complete = checked(source, self.filename, self.settings, use_prefilter=False, tree=self.tree)
+            on_disk = os.path.isfile(self.filename)  # the analysis follows imports only for a file on disk
+            reads.probes[os.path.abspath(self.filename)] = "file" if on_disk else "not file"
+            results, complete = [], True
+            if may_find(source, self.settings, self.tree, self.filename):
+                results, complete = self._analysed(source)
         if complete:
-            cache.store(source, self.filename, self.settings, reads, results)
+            cache.store(keys, reads, results)
         return results
 
 

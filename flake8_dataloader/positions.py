@@ -59,6 +59,21 @@ if CodegenState is not None:
         ) -> "_Recording":
             return _Recording(self, node, start_node)
 
+    class _TextState(_OffsetState):
+        """Also keeps the text generated (for one node, not the file)."""
+
+        def __init__(self, default_indent: str, default_newline: str) -> None:
+            super().__init__(default_indent, default_newline)
+            self.pieces: List[str] = []
+
+        def add_indent_tokens(self) -> None:
+            for token in self.indent_tokens:
+                self.add_token(token)
+
+        def add_token(self, value: str) -> None:
+            self.offset += len(value)
+            self.pieces.append(value)
+
     class _Recording:
         """`with state.record_syntactic_position(node):` as a plain class: LibCST enters one per
         expression, and a generator-based context manager costs several times more."""
@@ -107,16 +122,60 @@ def node_starts(
     module: cst.Module, nodes: Iterable[cst.CSTNode], source: Optional[str] = None, tree: Optional[ast.AST] = None
 ) -> Dict[cst.CSTNode, Tuple[int, int]]:
     """(1-based line, 0-based column) of each node's syntactic start; ``source``: the text the
-    module was parsed from (saves generating it again); ``tree``: flake8's ast of that text, which
-    places a call whose shape is unique in the file without a code generation."""
+    module was parsed from (saves generating it again); with ``tree``, flake8's ast of that text,
+    a call whose shape is unique in the file is placed from the ast, and an expression whose text
+    occurs once in the source from that text. What neither places costs one code generation."""
     nodes = list(nodes)
-    if tree is not None and source is not None and not source.startswith("\ufeff"):
-        known = unique_call_starts(tree, source, [node for node in nodes if isinstance(node, cst.Call)])
-        rest = [node for node in nodes if node not in known]
-        if not rest:
-            return known
-        if known:
-            return {**node_starts(module, rest, source), **known}
+    if tree is None or source is None or source.startswith("\ufeff"):
+        return _generated_starts(module, nodes, source)
+    known = unique_call_starts(tree, source, [node for node in nodes if isinstance(node, cst.Call)])
+    known.update(_unique_text_starts(module, [node for node in nodes if node not in known], source))
+    rest = [node for node in nodes if node not in known]
+    if not rest:
+        return known
+    return {**_generated_starts(module, rest, source), **known}
+
+
+def _unique_text_starts(
+    module: cst.Module, nodes: List[cst.CSTNode], source: str
+) -> Dict[cst.CSTNode, Tuple[int, int]]:
+    """Expressions and arguments whose text occurs once in ``source``: placed from that occurrence.
+
+    Their code generation depends on nothing around them (no indentation, no separator chosen by
+    the parent), so it reproduces the text at their place in the source; occurring once, that is
+    where they are. Only the node itself is generated, not the file.
+    """
+    out: Dict[cst.CSTNode, Tuple[int, int]] = {}
+    if CodegenState is None:
+        return out
+    line_starts: Optional[List[int]] = None
+    for node in nodes:
+        if not isinstance(node, (cst.BaseExpression, cst.Arg)):
+            continue
+        state = _TextState(module.default_indent, module.default_newline)
+        try:
+            node._codegen(state)
+        except (AttributeError, TypeError):  # pragma: no cover - LibCST internals changed
+            return out
+        text = "".join(state.pieces)
+        at = source.find(text) if text else -1
+        if at < 0 or source.find(text, at + 1) >= 0:
+            continue
+        if line_starts is None:
+            line_starts = _line_starts_fast(source)
+        out[node] = _line_and_column(line_starts, at + state.starts[id(node)])
+    return out
+
+
+def _line_and_column(line_starts: List[int], offset: int) -> Tuple[int, int]:
+    line = bisect.bisect_right(line_starts, offset)
+    return line, offset - line_starts[line - 1]
+
+
+def _generated_starts(
+    module: cst.Module, nodes: List[cst.CSTNode], source: Optional[str]
+) -> Dict[cst.CSTNode, Tuple[int, int]]:
+    """One code generation of the whole module, recording where each node starts."""
     if CodegenState is None:
         return _fallback(module, nodes)
     try:
@@ -127,12 +186,7 @@ def node_starts(
     # LibCST drops a byte-order mark: offsets then count from after it.
     text = module.code if source is None or source.startswith("\ufeff") else source
     line_starts = _line_starts_fast(text)
-    out = {}
-    for node in nodes:
-        offset = state.starts[id(node)]
-        line = bisect.bisect_right(line_starts, offset)
-        out[node] = (line, offset - line_starts[line - 1])
-    return out
+    return {node: _line_and_column(line_starts, state.starts[id(node)]) for node in nodes}
 
 
 def _fallback(module: cst.Module, nodes) -> Dict[cst.CSTNode, Tuple[int, int]]:

@@ -32,3 +32,16 @@ def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None, fi
     from .project.service import PROJECT  # paths and the ast only: no LibCST
 
     return PROJECT.may_use_imported_loader(source, tree, filename, settings)
+
+
+def may_find_in_text(source: str, settings: Settings, filename: Optional[str] = None) -> bool:
+    """The raw-text stage of ``may_find`` alone (no ast, no gate, no project index): True whenever it
+    is. The findings cache (plugin.py) is consulted after this, so a second run pays neither the
+    identifiers' walk, the gate nor the project index for a file it has seen."""
+    if has_trigger(source, settings):
+        return True
+    if filename is None or not settings.follow_imports:
+        return False
+    from .project.service import IMPORTED_LOADER_TOKEN  # as may_find: paths and the ast only
+
+    return IMPORTED_LOADER_TOKEN in source

@@ -6,6 +6,7 @@ Decided on the raw text and flake8's own ast, before LibCST (or any rule) is imp
 from __future__ import annotations
 
 import ast
+import re
 from functools import lru_cache
 from typing import FrozenSet, Iterable, Optional, Set, Tuple
 
@@ -41,34 +42,70 @@ def could_trigger(source: str, alternatives: Tuple[Alternative, ...]) -> bool:
 
 
 _LAST: list = [None, frozenset()]  # the last tree asked and its answer: the prefilter and the gate share it
+# Nodes that hold no name and no node that does: never queued.
+_LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.Constant)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# Outside strings and comments, a character past ASCII can only be part of an identifier: so a run of
+# word characters and such characters is exactly an identifier where one occurs in the code.
+_WORD = re.compile("[A-Za-z_\u0080-\U0010ffff][A-Za-z0-9_\u0080-\U0010ffff]*")
 
 
 def identifiers(tree: ast.AST) -> FrozenSet[str]:
-    """Every name the code itself uses (not strings or comments): names, attributes, imports, params."""
+    """Every name the code itself uses (not strings or comments): names, attributes, imports, params.
+
+    Kept for the last tree asked (flake8 hands each plugin the same tree object)."""
     if _LAST[0] is not tree:
-        _LAST[:] = [tree, frozenset(_identifiers(tree))]
+        _LAST[:] = [tree, frozenset(names_in(tree))]
     return _LAST[1]
 
 
-def _identifiers(tree: ast.AST) -> Set[str]:
+def words(source: str) -> FrozenSet[str]:
+    """A superset of the text's ``identifiers`` (its words, in strings and comments too), from one
+    regular-expression pass: about a third of a walk of its tree. Python normalizes identifiers (NFKC)."""
+    found = set(_WORD.findall(source))
+    if source.isascii():
+        return frozenset(found)
+    from unicodedata import normalize
+
+    return frozenset(word if word.isascii() else normalize("NFKC", word) for word in found)
+
+
+def names_in(tree: ast.AST) -> Set[str]:
+    """``identifiers`` of any tree or part of one (a class, a function), not kept. One walk without
+    ast.walk's generators or the nodes that hold no name: about 3x faster than ast.walk."""
     found: Set[str] = set()
-    for node in ast.walk(tree):
+    add = found.add
+    todo = [tree]
+    pop, push = todo.pop, todo.append
+    while todo:
+        node = pop()
         if isinstance(node, ast.Name):
-            found.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            found.add(node.attr)
+            add(node.id)
+            continue
+        if isinstance(node, ast.Attribute):
+            add(node.attr)
         elif isinstance(node, ast.alias):
             found.update(node.name.split("."))
             if node.asname:
-                found.add(node.asname)
+                add(node.asname)
+            continue
         elif isinstance(node, ast.arg):
-            found.add(node.arg)
-        elif isinstance(node, ast.keyword) and node.arg:
-            found.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.add(node.name)
+            add(node.arg)
+        elif isinstance(node, ast.keyword):
+            if node.arg:
+                add(node.arg)
+        elif isinstance(node, _DEFINITIONS):
+            add(node.name)
         elif isinstance(node, ast.ImportFrom) and node.module:
             found.update(node.module.split("."))
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and not isinstance(item, _LEAVES):
+                        push(item)
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                push(value)
     return found
 
 

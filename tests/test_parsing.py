@@ -7,9 +7,12 @@ import sys
 
 import pytest
 
-from flake8_dataloader import parsing
+import libcst as cst
+
+from flake8_dataloader import parsing, positions
 from flake8_dataloader.ast_positions import unique_call_starts
 from flake8_dataloader.facts.collector import Collector
+from flake8_dataloader.facts.nodes import walk
 from flake8_dataloader.engine import check_source
 from flake8_dataloader.parsing import MAX_EXPRESSION_DEPTH, MAX_STATEMENT_DEPTH, ParseFailure, nesting_depths, parse
 
@@ -140,3 +143,21 @@ def test_call_starts_from_the_ast_are_those_of_libcst(name):
     assert {call: slow[call] for call in fast} == fast
     if name == "unusual":
         assert len(fast) == 5  # the f-string's call and the twice-used `torch.no_grad()` are left to LibCST
+
+
+@pytest.mark.parametrize("name", ["unusual", *[str(p.relative_to(FIXTURES)) for p in sorted(FIXTURES.rglob("*.py"))]])
+def test_starts_from_unique_texts_are_those_of_libcst(name):
+    """Every expression and argument is placed where LibCST's code generation of the whole file puts it,
+    also those placed from their text occurring once in the file (no code generation of the file)."""
+    source = UNUSUAL_CALLS if name == "unusual" else (FIXTURES / name).read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(source)
+        module = parse(source, tree)
+    except (SyntaxError, ParseFailure):
+        pytest.skip("does not parse")
+    nodes = [node for node in walk(module) if isinstance(node, (cst.BaseExpression, cst.Arg))]
+    by_text = positions._unique_text_starts(module, nodes, source)
+    assert node_starts(module, nodes, source, tree) == node_starts(module, nodes)  # the second generates the file
+    assert by_text == {node: position for node, position in node_starts(module, nodes).items() if node in by_text}
+    if name == "unusual":  # names written more than once and the twice-written `torch.no_grad()` are not
+        assert len(by_text) == 40 and len(nodes) == 81

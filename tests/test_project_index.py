@@ -11,7 +11,9 @@ from flake8_dataloader.engine import check_source
 from flake8_dataloader.prefilter import may_find
 from flake8_dataloader.settings import loader_tails
 from flake8_dataloader.project import index, store
+from flake8_dataloader.project.text import import_spans
 from flake8_dataloader.settings import DEFAULT_SETTINGS
+from flake8_dataloader.tokens import identifiers, words
 
 from .test_linear import calls_made
 
@@ -136,13 +138,15 @@ def test_the_builder_walk_is_linear():
 
 def test_the_index_is_read_once_per_process(tmp_path, monkeypatch):
     root = tree(tmp_path, {"data.py": FACTORY})
-    reads = []
-    original = index._read
-    monkeypatch.setattr(index, "_read", lambda *args: reads.append(args[0]) or original(*args))
+    reads, parses = [], []
+    source, parsed = index.module_source, index._parsed
+    monkeypatch.setattr(index, "module_source", lambda path: reads.append(path) or source(path))
+    monkeypatch.setattr(index, "_parsed", lambda *args: parses.append(args) or parsed(*args))
     for name in ("a.py", "b.py"):
         (root / name).write_text(SCRIPT.format(module="data", name="build_loader", call="build_loader"))
         assert admitted(root / name)
-    assert reads == [str(root / "data.py")]
+    # read for its text, then again for its one parse (data.py names DataLoader: the text cannot decide)
+    assert reads == [str(root / "data.py")] * 2 and len(parses) == 1
     assert "libcst" in sys.modules  # (imported by the suite already; the index itself needs no LibCST)
 
 
@@ -203,3 +207,73 @@ def test_a_factory_module_with_a_byte_order_mark_is_read_as_the_summaries_read_i
     (root / "data.py").write_bytes(b"\xef\xbb\xbf" + FACTORY.encode())
     assert admitted(root / "train.py")
     assert codes(root / "train.py") == [DL402]
+
+
+# Each import binds `Net` (or `x`), written as real code writes imports; the text's words must hold it.
+IMPORT_SHAPES = [
+    "from models import (  # see README (section 2)\n    Other,\n    Net,\n)\n",
+    "from models import Other, \\\n    Net\n",
+    "import os; from models import (\n    Net,\n)\n",
+    "from models import \\\n    (Other,\n     Net)\n",
+    "if True:\n    from models import Net as x\n",
+    "try:\n    import models.net as Net\nexcept ImportError:\n    pass\n",
+    "doc = '''import ( nothing'''\nfrom models import (Net)\n",
+    "from models import *\n",
+]
+
+
+@pytest.mark.parametrize("source", IMPORT_SHAPES)
+def test_the_words_of_import_statements_hold_every_name_they_bind(source):
+    exports, _ = index.import_table(ast.parse(source))
+    spans = import_spans(source)
+    assert spans is not None
+    assert set(exports) <= words(" ".join(spans))
+    assert ("*" in source) == any("*" in span for span in spans)
+
+
+def test_an_import_list_never_closed_leaves_the_question_to_the_parse():
+    assert import_spans("'''\nfrom x import (a,\n b\n'''\n") is None
+
+
+def test_words_hold_every_identifier_normalized():
+    source = "ﬁle = 1\ncafé = 'naïve'  # ünï\nprint(ﬁle, café)\n"
+    assert identifiers(ast.parse(source)) <= words(source)
+    assert "file" in words(source)  # the ligature, as the parser normalizes it (NFKC)
+
+
+def test_a_module_that_only_defines_the_imported_name_is_not_parsed(tmp_path, monkeypatch):
+    parses = []
+    parsed = index._parsed
+    monkeypatch.setattr(index, "_parsed", lambda *args: parses.append(args) or parsed(*args))
+    root = tree(tmp_path, {"models.py": "import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n"})
+    (root / "train.py").write_text(SCRIPT.format(module="models", name="Net", call="Net"))
+    assert not admitted(root / "train.py")
+    assert parses == []
+
+
+@pytest.mark.parametrize("shape", [0, 1, 2, 3, 7])
+def test_a_factory_re_exported_through_any_import_shape_is_found(tmp_path, shape):
+    reexport = IMPORT_SHAPES[shape].replace("Net", "build_loader").replace("models", "data")
+    root = tree(tmp_path, {"data.py": FACTORY + "\n\nclass Other:\n    pass\n", "api.py": reexport})
+    (root / "train.py").write_text(SCRIPT.format(module="api", name="build_loader", call="build_loader"))
+    assert admitted(root / "train.py")
+
+
+def test_the_answer_does_not_depend_on_the_order_of_the_imports(tmp_path):
+    # Through a.x, the pair (m, n) is met with one re-export hop left, too few to reach q's factory;
+    # through m.n directly, with four. Either order must find it.
+    chain = {
+        "a.py": "from c import x\n",
+        "c.py": "from d import x\n",
+        "d.py": "from m import n as x\n",
+        "m.py": "from p import n\n",
+        "p.py": "from q import n\n",
+        "q.py": FACTORY.replace("build_loader", "n"),
+    }
+    root = tree(tmp_path, chain)
+    loop = "\nloader = n(None, 4)\nfor epoch in range(3):\n    for b in loader:\n        pass\n"
+    (root / "train.py").write_text("from a import x\nfrom m import n\n" + loop)
+    (root / "swapped.py").write_text("from m import n\nfrom a import x\n" + loop)
+    assert admitted(root / "swapped.py")
+    store.clear()
+    assert admitted(root / "train.py")

@@ -15,11 +15,12 @@ import ast
 import os
 from collections import defaultdict
 from importlib.util import decode_source
-from typing import AbstractSet, DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
+from typing import AbstractSet, DefaultDict, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
-from ..tokens import identifiers
+from ..tokens import names_in
 from . import reads
 from .locate import dotted_join, imported_names, locate
+from .text import ModuleText, module_text
 
 # The bounds of every module lookup for one linted file (project/view.py reads them from here).
 MAX_REEXPORTS = 4
@@ -47,7 +48,7 @@ CLASS_KINDS = {
     "stream": (("IterableDataset", "__iter__"),),
     "rng": (("default_rng", "RandomState", "Generator", "Random"), DATASET_PARTS),
 }
-_CACHE: Dict[Tuple[str, int, int, FrozenSet[str]], ModuleIndex] = {}
+_CACHE: Dict[Tuple[str, int, int, FrozenSet[str]], "_Entry"] = {}
 
 
 def import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:
@@ -83,7 +84,7 @@ def builders(tree: ast.AST, loader_tails: FrozenSet[str]) -> FrozenSet[str]:
     todo: List[str] = []
     for node in getattr(tree, "body", ()):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names = identifiers(node) - {node.name}
+            names = names_in(node) - {node.name}
             if names & marked:
                 found.add(node.name)
                 todo.append(node.name)
@@ -98,16 +99,58 @@ def builders(tree: ast.AST, loader_tails: FrozenSet[str]) -> FrozenSet[str]:
     return frozenset(found)
 
 
+class _Entry:
+    """One module read: its text facts at once, its parsed index only when a question needs it."""
+
+    def __init__(self, path: str, size: int, loader_tails: FrozenSet[str]) -> None:
+        self.path = path
+        self.loader_tails = loader_tails
+        self.readable = size <= MAX_INDEXED_BYTES  # a bigger module, or one unreadable: the index is empty
+        self.text: Optional[ModuleText] = None  # None: the text tells nothing, the parse decides
+        self._index: Optional[ModuleIndex] = None
+        if not self.readable:
+            reads.observed_unread(path, MAX_INDEXED_BYTES)
+            return
+        try:
+            source = module_source(path)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError, MemoryError):
+            self.readable = False  # the summary of such a module is empty too
+            return
+        self.text = module_text(source, loader_tails)
+
+    def lacks(self, name: str) -> bool:
+        """Certainly no builder named ``name`` here, nor an import binding it, nor a star import."""
+        text = self.text
+        return text is not None and not (text.names_loader or text.star or name in text.imported)
+
+    def index(self) -> ModuleIndex:
+        """Parsed on the first question the text cannot answer (read again: most modules never are)."""
+        if self._index is None:
+            self._index = EMPTY_INDEX
+            if self.readable:
+                try:
+                    self._index = _parsed(module_source(self.path), self.loader_tails)
+                except (OSError, SyntaxError, UnicodeDecodeError, ValueError, MemoryError):
+                    pass  # the summary of such a module is empty too
+        return self._index
+
+
 def module_index(path: str, loader_tails: FrozenSet[str]) -> ModuleIndex:
+    entry = _entry(path, loader_tails)
+    return EMPTY_INDEX if entry is None else entry.index()
+
+
+def _entry(path: str, loader_tails: FrozenSet[str]) -> Optional[_Entry]:
     reads.file_read(path)
     try:
         stat = os.stat(path)
     except OSError:
-        return EMPTY_INDEX
+        reads.observed(path, None)
+        return None
     key = (path, stat.st_mtime_ns, stat.st_size, loader_tails)
     cached = _CACHE.get(key)
     if cached is None:
-        cached = _CACHE[key] = _read(path, stat.st_size, loader_tails)
+        cached = _CACHE[key] = _Entry(path, stat.st_size, loader_tails)
     return cached
 
 
@@ -116,31 +159,42 @@ def module_source(path: str) -> str:
 
     Raises OSError, SyntaxError (a bad coding cookie), UnicodeDecodeError, ValueError or MemoryError.
     """
-    with open(path, "rb") as handle:
-        source = decode_source(handle.read())
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        reads.observed(path, None)
+        raise
+    reads.observed(path, data)  # the findings cache pairs what is built from this text with these bytes
+    source = decode_source(data)
     return source[1:] if source.startswith("\ufeff") else source
 
 
-def _read(path: str, size: int, loader_tails: FrozenSet[str]) -> ModuleIndex:
-    if size > MAX_INDEXED_BYTES:
-        return EMPTY_INDEX
+def _parsed(source: str, loader_tails: FrozenSet[str]) -> ModuleIndex:
     try:
-        source = module_source(path)
         tree = ast.parse(source)
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return EMPTY_INDEX  # the summary of such a module is empty too
     # A module whose text names no loader class builds none itself (most modules): no walk for it.
     found = builders(tree, loader_tails) if any(tail in source for tail in loader_tails) else frozenset()
     exports, stars = import_table(tree)
-    kinds, bases = class_kinds(tree, exports)
+    kinds, bases = class_kinds(tree, exports, source)
     return ModuleIndex(found, exports, stars, kinds, bases)
 
 
 def class_kinds(
-    tree: ast.AST, exports: Dict[str, str]
+    tree: ast.AST, exports: Dict[str, str], source: str
 ) -> Tuple[Dict[str, FrozenSet[str]], Dict[str, Tuple[str, ...]]]:
     """Per kind, the module-level classes that may be of it (own identifiers, or a base of this module
-    that may be); and the bases each class imports (their dotted names), followed by the lookup."""
+    that may be); and the bases each class imports (their dotted names), followed by the lookup.
+
+    An identifier is a substring of an ASCII ``source``, so a kind whose groups the text does not
+    all meet marks no class there, and no class's identifiers are collected for it."""
+    possible = [
+        kind
+        for kind, groups in CLASS_KINDS.items()
+        if not source.isascii() or all(any(part in source for part in group) for group in groups)
+    ]
     classes = [node for node in getattr(tree, "body", ()) if isinstance(node, ast.ClassDef)]
     local_bases: Dict[str, List[str]] = {}
     imported: Dict[str, Tuple[str, ...]] = {}
@@ -150,9 +204,11 @@ def class_kinds(
         roots = [_root(base) for base in node.bases]
         local_bases[node.name] = sorted(names & {c.name for c in classes})
         imported[node.name] = tuple(_dotted(base, exports) for base, root in zip(node.bases, roots) if root in exports)
-        named[node.name] = set(identifiers(node))
-    kinds: Dict[str, FrozenSet[str]] = {}
-    for kind, groups in CLASS_KINDS.items():
+        if possible:
+            named[node.name] = names_in(node)
+    kinds: Dict[str, FrozenSet[str]] = {kind: frozenset() for kind in CLASS_KINDS}
+    for kind in possible:
+        groups = CLASS_KINDS[kind]
         marked = {name for name, ids in named.items() if all(any(p in i for i in ids for p in g) for g in groups)}
         changed = True
         while changed:  # a chain of classes within one module: each pass marks at least one more, or stops
@@ -242,7 +298,9 @@ class _Lookup:
         self.importer = importer
         self.loader_tails = loader_tails
         self.used = used  # the linted file's identifiers
-        self.seen: Set[Tuple[str, str]] = set()
+        # (module, name) -> the most re-export hops left when it was asked: asked again only with more
+        # left, so the answer does not depend on the order of the file's imports, and grows with ``used``.
+        self.seen: Dict[Tuple[str, str], int] = {}
         self.modules = modules  # every module read for the linted file, at most ``bound``
         self.bound = bound
         self.kind = kind  # "" for builders, else a key of CLASS_KINDS
@@ -250,12 +308,16 @@ class _Lookup:
     def offered(self, index: ModuleIndex) -> FrozenSet[str]:
         return index.kinds.get(self.kind, frozenset()) if self.kind else index.builders
 
-    def index(self, path: str) -> ModuleIndex:
+    def entry(self, path: str) -> Optional[_Entry]:
         if path not in self.modules:
             if len(self.modules) >= self.bound:
                 raise _TooMany()
             self.modules.add(path)
-        return module_index(path, self.loader_tails)
+        return _entry(path, self.loader_tails)
+
+    def index(self, path: str) -> ModuleIndex:
+        entry = self.entry(path)
+        return EMPTY_INDEX if entry is None else entry.index()
 
     def offers(self, dotted: str, importer: str, depth: int) -> bool:
         location = locate(dotted, importer)
@@ -266,10 +328,13 @@ class _Lookup:
         return self.name_offers(location.path, location.rest[0], depth)
 
     def name_offers(self, path: str, name: str, depth: int) -> bool:
-        if (path, name) in self.seen:
+        if self.seen.get((path, name), -1) >= depth:
             return False
-        self.seen.add((path, name))
-        index = self.index(path)
+        self.seen[(path, name)] = depth
+        entry = self.entry(path)
+        if entry is None or (not self.kind and entry.lacks(name)):
+            return False  # what the parsed index would answer: no builder, no import of it, no star
+        index = entry.index()
         if name in self.offered(index):
             return True
         if depth <= 0:
@@ -282,9 +347,9 @@ class _Lookup:
 
     def module_offers(self, path: str, depth: int) -> bool:
         """A module imported whole: a builder, or a re-export, among the names the file mentions."""
-        if (path, "") in self.seen:
+        if self.seen.get((path, ""), -1) >= depth:
             return False
-        self.seen.add((path, ""))
+        self.seen[(path, "")] = depth
         index = self.index(path)
         if self.offered(index) & self.used:
             return True

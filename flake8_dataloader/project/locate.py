@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import ast
 import os
+from collections import deque
 from functools import lru_cache
-from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from . import reads
 
@@ -169,14 +170,32 @@ def shown(path: str, root: str) -> str:
 
 def imported_names(tree: ast.AST) -> Iterator[str]:
     """The dotted name each import of the file (at any level) names; `from m import *` names m."""
-    for node in ast.walk(tree):
+    for node in import_statements(tree):
         if isinstance(node, ast.ImportFrom):
             module = "." * (node.level or 0) + (node.module or "")
             for alias in node.names:
                 yield module if alias.name == "*" else dotted_join(module, alias.name)
-        elif isinstance(node, ast.Import):
+        else:
             for alias in node.names:
                 yield alias.name
+
+
+# Where statements hold statements. No expression holds one, so walking these alone meets every import.
+_BLOCKS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
+
+
+def import_statements(tree: ast.AST) -> Iterator[Union[ast.Import, ast.ImportFrom]]:
+    """Every import statement, in ast.walk's order (breadth first), visiting statements only."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+            continue
+        for field in node._fields:
+            value = getattr(node, field)
+            if field in _BLOCKS and isinstance(value, list):
+                todo.extend(value)
 
 
 def imports_own_project(tree: ast.AST, filename: str) -> bool:

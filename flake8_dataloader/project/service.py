@@ -18,7 +18,7 @@ import ast
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from ..settings import Settings, loader_tails
-from ..tokens import identifiers
+from ..tokens import identifiers, words
 from . import index, locate
 
 # `loader = build_loader(cfg)` then an epoch loop: a training script need not name DataLoader at all.
@@ -36,13 +36,21 @@ class ProjectIndex:
     def may_use_imported_loader(self, source: str, tree: Optional[ast.AST], filename: str, settings: Settings) -> bool:
         """An identifier containing `loader`, and an import that may name a loader factory of the file's
         own project (the cheap index reads each module's ast once per process). Installed packages and
-        the standard library never pass."""
-        if IMPORTED_LOADER_TOKEN not in source or tree is None:
+        the standard library never pass.
+
+        The imports come first: most files that mention `loader` import no factory, and for them the
+        file's words (a superset of its identifiers) stand in for a walk of its tree; a file they pass is
+        asked again with its identifiers, so a name only in a string or comment passes nothing.
+        """
+        if IMPORTED_LOADER_TOKEN not in source or tree is None or locate.installed(filename):
             return False
+        tails = loader_tails(settings)
+        if not index.names_a_builder(tree, filename, tails, words(source)):
+            return False  # the lookup only grows with the names it is given: no subset of them can pass
         used = identifiers(tree)
-        if not any(IMPORTED_LOADER_TOKEN in name.lower() for name in used):
-            return False
-        return not locate.installed(filename) and index.names_a_builder(tree, filename, loader_tails(settings), used)
+        return any(IMPORTED_LOADER_TOKEN in name.lower() for name in used) and (
+            index.names_a_builder(tree, filename, tails, used)
+        )
 
     def facts_of(
         self, filename: str, source: str, tree: Optional[ast.AST], settings: Settings

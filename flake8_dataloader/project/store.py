@@ -53,6 +53,7 @@ def entry(path: str, settings: Settings) -> ModuleEntry:
     try:
         stat = os.stat(path)
     except OSError:
+        reads.observed(path, None)
         return EMPTY_ENTRY
     key = (path, stat.st_mtime_ns, stat.st_size, settings.loader_names)
     cached = _CACHE.get(key)
@@ -73,6 +74,7 @@ def _text(path: str) -> Optional[str]:
 def _read(path: str, size: int, settings: Settings) -> ModuleEntry:
     if size > MAX_MODULE_BYTES:
         LOG.info("flake8-dataloader: not following %s: %d bytes", path, size)
+        reads.observed_unread(path, MAX_MODULE_BYTES)
         return EMPTY_ENTRY
     source = _text(path)
     if source is None:
@@ -173,3 +175,4 @@ def clear() -> None:
     _PARSED.clear()
     _kept_chars[0] = 0
     forget()
+    reads.forget()

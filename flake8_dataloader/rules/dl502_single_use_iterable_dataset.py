@@ -113,7 +113,9 @@ class SingleUseIterableDataset(Rule):
         "{klass}.__iter__ returns {what}: the loader on line {loader} ({mode}) gets an empty stream "
         "after its first epoch; make __iter__ a generator (yield)"
     )
-    CONDITION = (("iter_returns_self",), ("imported_stream",), ("imported_builder",))
+    # A class of this file or an imported one is reported only through a loader call of this file that
+    # uses it (single_use_loaders, foreign_datasets); an imported factory's loader at the factory's call.
+    CONDITION = (("iter_returns_self", "loader"), ("loader", "imported_stream"), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod
