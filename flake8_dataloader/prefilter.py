@@ -12,7 +12,7 @@ import ast
 from typing import Optional
 
 from .settings import Settings
-from .tokens import has_trigger
+from .tokens import IMPORTED_LOADER_TOKEN, has_trigger
 
 
 def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None, filename: Optional[str] = None) -> bool:
@@ -27,8 +27,8 @@ def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None, fi
         from .gate import gate_enabled, may_report  # the ast only: no LibCST
 
         return not gate_enabled(settings) or may_report(tree, settings, filename)
-    if filename is None or not settings.follow_imports:
-        return False
+    if filename is None or not settings.follow_imports or IMPORTED_LOADER_TOKEN not in source:
+        return False  # the token checked here too: the project index's imports cost 3 ms
     from .project.service import PROJECT  # paths and the ast only: no LibCST
 
     return PROJECT.may_use_imported_loader(source, tree, filename, settings)
@@ -42,6 +42,4 @@ def may_find_in_text(source: str, settings: Settings, filename: Optional[str] = 
         return True
     if filename is None or not settings.follow_imports:
         return False
-    from .project.service import IMPORTED_LOADER_TOKEN  # as may_find: paths and the ast only
-
     return IMPORTED_LOADER_TOKEN in source

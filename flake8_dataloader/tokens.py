@@ -41,6 +41,9 @@ def could_trigger(source: str, alternatives: Tuple[Alternative, ...]) -> bool:
     return any(all(token in source for token in alternative) for alternative in alternatives)
 
 
+# `loader = build_loader(cfg)` then an epoch loop: a training script need not name DataLoader at all.
+# Here, not in project/, so the text stage of a file without it never imports the project index.
+IMPORTED_LOADER_TOKEN = "loader"
 _LAST: list = [None, frozenset()]  # the last tree asked and its answer: the prefilter and the gate share it
 # Nodes that hold no name and no node that does: never queued.
 _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.Constant)

@@ -26,8 +26,8 @@ print(json.dumps(heavy))
 """
 
 
-def loaded_after(setup: str, cwd) -> list:
-    code = PROBE.format(setup=setup, heavy=HEAVY)
+def loaded_after(setup: str, cwd, heavy=HEAVY) -> list:
+    code = PROBE.format(setup=setup, heavy=heavy)
     result = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.splitlines()[-1])
@@ -54,6 +54,15 @@ def test_flake8_on_ordinary_files_never_imports_libcst(tmp_path):
     (tmp_path / "doc.py").write_text('"""Mentions DataLoader and worker_init_fn in prose only."""\n')
     assert loaded_after(flake8_run("--isolated", "-j1", "a.py", "b.py", "doc.py"), tmp_path) == []
     assert loaded_after(flake8_run("--version"), tmp_path) == []
+
+
+def test_flake8_on_ordinary_files_never_imports_the_project_index(tmp_path):
+    """A file naming no token costs a text scan: the project index (3 ms of imports) is not loaded."""
+    (tmp_path / "a.py").write_text(ORDINARY)
+    run = flake8_run("--isolated", "-j1", "a.py")
+    for cache in ("off", "on"):  # two paths: the prefilter alone, and the text stage before the cache
+        setup = f"import os\nos.environ['FLAKE8_DATALOADER_CACHE'] = {cache!r}\n{run}"
+        assert loaded_after(setup, tmp_path, heavy=("flake8_dataloader.project",)) == [], cache
 
 
 def test_a_loader_file_that_no_selected_rule_can_report_in_never_imports_libcst(tmp_path):

@@ -18,11 +18,8 @@ import ast
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from ..settings import Settings, loader_tails
-from ..tokens import identifiers, words
+from ..tokens import IMPORTED_LOADER_TOKEN, identifiers, words
 from . import index, locate
-
-# `loader = build_loader(cfg)` then an epoch loop: a training script need not name DataLoader at all.
-IMPORTED_LOADER_TOKEN = "loader"
 
 if TYPE_CHECKING:
     import libcst as cst
