@@ -27,8 +27,8 @@ def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None, fi
         from .gate import gate_enabled, may_report  # the ast only: no LibCST
 
         return not gate_enabled(settings) or may_report(tree, settings, filename)
-    if filename is None or not settings.follow_imports or IMPORTED_LOADER_TOKEN not in source:
-        return False  # the token checked here too: the project index's imports cost 3 ms
+    if filename is None or not _may_import_a_loader(source, settings, filename):
+        return False  # decided on the text: the project index's imports cost 3 ms
     from .project.service import PROJECT  # paths and the ast only: no LibCST
 
     return PROJECT.may_use_imported_loader(source, tree, filename, settings)
@@ -38,8 +38,9 @@ def may_find_in_text(source: str, settings: Settings, filename: Optional[str] = 
     """The raw-text stage of ``may_find`` alone (no ast, no gate, no project index): True whenever it
     is. The findings cache (plugin.py) is consulted after this, so a second run pays neither the
     identifiers' walk, the gate nor the project index for a file it has seen."""
-    if has_trigger(source, settings):
-        return True
-    if filename is None or not settings.follow_imports:
-        return False
-    return IMPORTED_LOADER_TOKEN in source
+    return has_trigger(source, settings) or _may_import_a_loader(source, settings, filename)
+
+
+def _may_import_a_loader(source: str, settings: Settings, filename: Optional[str]) -> bool:
+    """The text test ``ProjectIndex.may_use_imported_loader`` starts with, without importing it."""
+    return filename is not None and settings.follow_imports and IMPORTED_LOADER_TOKEN in source

@@ -126,15 +126,20 @@ UNUSUAL_CALLS = (
 )
 
 
-@pytest.mark.parametrize("name", ["unusual", *[str(p.relative_to(FIXTURES)) for p in sorted(FIXTURES.rglob("*.py"))]])
-def test_call_starts_from_the_ast_are_those_of_libcst(name):
-    """Every call the ast places (its shape unique in the file) is where LibCST's code generation puts it."""
+def _parsed_or_skipped(name: str):
+    """The named fixture's (or the unusual calls') text, ast and LibCST module; skipped if it does not parse."""
     source = UNUSUAL_CALLS if name == "unusual" else (FIXTURES / name).read_text(encoding="utf-8")
     try:
         tree = ast.parse(source)
-        module = parse(source, tree)
+        return source, tree, parse(source, tree)
     except (SyntaxError, ParseFailure):
         pytest.skip("does not parse")
+
+
+@pytest.mark.parametrize("name", ["unusual", *[str(p.relative_to(FIXTURES)) for p in sorted(FIXTURES.rglob("*.py"))]])
+def test_call_starts_from_the_ast_are_those_of_libcst(name):
+    """Every call the ast places (its shape unique in the file) is where LibCST's code generation puts it."""
+    source, tree, module = _parsed_or_skipped(name)
     collector = Collector()
     collector.walk(module)
     calls = [record.node for record in collector.calls]
@@ -149,12 +154,7 @@ def test_call_starts_from_the_ast_are_those_of_libcst(name):
 def test_starts_from_unique_texts_are_those_of_libcst(name):
     """Every expression and argument is placed where LibCST's code generation of the whole file puts it,
     also those placed from their text occurring once in the file (no code generation of the file)."""
-    source = UNUSUAL_CALLS if name == "unusual" else (FIXTURES / name).read_text(encoding="utf-8")
-    try:
-        tree = ast.parse(source)
-        module = parse(source, tree)
-    except (SyntaxError, ParseFailure):
-        pytest.skip("does not parse")
+    source, tree, module = _parsed_or_skipped(name)
     nodes = [node for node in walk(module) if isinstance(node, (cst.BaseExpression, cst.Arg))]
     by_text = positions._unique_text_starts(module, nodes, source)
     assert node_starts(module, nodes, source, tree) == node_starts(module, nodes)  # the second generates the file
