@@ -60,7 +60,7 @@ def _continues(source: str, index: int) -> bool:
     """Whitespace at ``index`` still belongs to the statement (a newline only after a backslash)."""
     char = source[index]
     if char == "\n":
-        return source[index - 1:index] == "\\" or source[index - 2:index] == "\\\r"
+        return _escaped(source, index)
     if char == "\r":
         return source[index - 1:index] == "\\"
     return True
@@ -89,6 +89,11 @@ def _statement_end(source: str, start: int) -> int:
             return stop
         if newline < 0:
             return len(source)
-        if source[newline - 1:newline] != "\\" and source[newline - 2:newline] != "\\\r":
+        if not _escaped(source, newline):
             return newline
         index = newline + 1
+
+
+def _escaped(source: str, newline: int) -> bool:
+    """The newline at ``newline`` follows a backslash (directly, or with a carriage return between)."""
+    return source[newline - 1:newline] == "\\" or source[newline - 2:newline] == "\\\r"
