@@ -26,10 +26,9 @@ from .gate_values import (
     POSITIONS, Arguments, KnownValues, Sources, falsy, given, is_falsy, is_zero, literal, may_be_rejected, not_none,
     splat,
 )
-from .settings import Settings, loader_tails
+from .settings import GATE_ENV, Settings, gate_enabled, loader_tails  # noqa: F401 - the gate's switch, here too
 from .tokens import identifiers
 
-GATE_ENV = "FLAKE8_DATALOADER_GATE"
 
 # Callees that take DataLoader's keywords besides the loader classes.
 FRAMEWORK_CALLEES = frozenset({"auto_dataloader", "TrainingArguments", "Seq2SeqTrainingArguments"})
@@ -416,10 +415,6 @@ PREDICATES: Dict[str, Callable[[Record], bool]] = {
     "imported_rng_class": lambda record: record.project("rng"),  # a dataset class that may hold an RNG
 }
 LAST = ("imported_builder", "imported_stream", "imported_rng_class")
-
-
-def gate_enabled(settings: Settings) -> bool:
-    return settings.gate and os.environ.get(GATE_ENV, "").lower() not in ("off", "0", "false", "no")
 
 
 def selected_conditions(settings: Settings) -> Iterable[Tuple[Tuple[str, ...], ...]]:

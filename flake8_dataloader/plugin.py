@@ -102,7 +102,7 @@ class DataLoaderChecker:
     def _cached(self, source: str) -> List[Tuple[int, int, str, str]]:
         """The findings from the cache, or decided, analysed and kept: the gate and the project index
         are part of what is kept (an entry of no findings), so a second run pays only the text scan."""
-        if not may_find_in_text(source, self.settings, self.filename):
+        if not may_find_in_text(source, self.settings, self.filename, self.tree):
             return []
         from . import cache  # hashlib and the cache load on the first file naming a token, not at start-up
         from .project.reads import Reads

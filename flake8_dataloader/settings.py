@@ -13,10 +13,16 @@ from .facts.constants import DEFAULT_LOADER_NAMES
 START_METHODS = ("auto", "spawn", "forkserver", "fork")
 SWITCH = ("on", "off")
 CACHE_ENV = "FLAKE8_DATALOADER_CACHE"  # `off` turns the findings cache off whatever the options say
+GATE_ENV = "FLAKE8_DATALOADER_GATE"  # `off` turns the gate (gate.py) off whatever the options say
 
 
 def cache_enabled_by_env() -> bool:
     return os.environ.get(CACHE_ENV, "").strip().lower() != "off"
+
+
+def gate_enabled(settings: Settings) -> bool:
+    """Here, not in gate.py: the cache keys on it without loading the gate."""
+    return settings.gate and os.environ.get(GATE_ENV, "").lower() not in ("off", "0", "false", "no")
 
 
 # What flake8 reports without --select/--ignore: every code but the opt-in ones.

@@ -44,6 +44,13 @@ def could_trigger(source: str, alternatives: Tuple[Alternative, ...]) -> bool:
 # `loader = build_loader(cfg)` then an epoch loop: a training script need not name DataLoader at all.
 # Here, not in project/, so the text stage of a file without it never imports the project index.
 IMPORTED_LOADER_TOKEN = "loader"
+
+
+def uses_loader_word(names: Iterable[str]) -> bool:
+    """Some identifier holds the word, in any case (`train_loader`, `build_val_Loader`)."""
+    return any(IMPORTED_LOADER_TOKEN in name.lower() for name in names)
+
+
 _LAST: list = [None, frozenset()]  # the last tree asked and its answer: the prefilter and the gate share it
 # Nodes that hold no name and no node that does: never queued.
 _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.Constant)

@@ -411,6 +411,7 @@ def test_the_text_stage_passes_every_file_the_prefilter_passes():
             if may_find(source, setting, tree, str(path)):
                 passed += 1
                 assert may_find_in_text(source, setting, str(path)), path
+                assert may_find_in_text(source, setting, str(path), tree), path
     assert passed > 100
     store.clear()
 

@@ -14,8 +14,11 @@ cached, since the process may hold results of both versions.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
-from typing import Dict, Iterable, Optional, Set
+from functools import lru_cache
+from typing import Any, Callable, Dict, Iterable, Optional, Set
 
 _active: list = []  # the Reads being filled (none outside a cached analysis)
 # Path -> SHA-256 of the bytes read there (None: unreadable), or CHANGED; filled once a Reads was used.
@@ -50,13 +53,26 @@ def file_read(path: str) -> None:
         reads.files.add(os.path.abspath(path))
 
 
+def sha256_hex(data: bytes) -> str:
+    return _sha256()(data).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _sha256() -> Callable[[bytes], Any]:
+    """CPython's own SHA-256 (0.4 ms to load): hashlib loads OpenSSL first, 3-4 ms of start-up."""
+    for name in ("_sha2", "_sha256"):  # Python 3.12+, 3.9-3.11
+        with contextlib.suppress(ImportError, AttributeError):
+            return importlib.import_module(name).sha256
+    from hashlib import sha256
+
+    return sha256
+
+
 def observed(path: str, data: Optional[bytes]) -> None:
     """``data`` was read from ``path`` (None: it could not be read)."""
     if not _observing[0]:
         return  # no cached analysis in this process: nothing will ask
-    from hashlib import sha256  # loaded with the cache, not with the plugin
-
-    digest = None if data is None else sha256(data).hexdigest()
+    digest = None if data is None else sha256_hex(data)
     path = os.path.abspath(path)
     if _observed.setdefault(path, digest) != digest:
         _observed[path] = CHANGED

@@ -18,7 +18,7 @@ import ast
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from ..settings import Settings, loader_tails
-from ..tokens import IMPORTED_LOADER_TOKEN, identifiers, words
+from ..tokens import IMPORTED_LOADER_TOKEN, identifiers, uses_loader_word, words
 from . import index, locate
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class ProjectIndex:
         if not index.names_a_builder(tree, filename, tails, words(source)):
             return False  # the lookup only grows with the names it is given: no subset of them can pass
         used = identifiers(tree)
-        return any(IMPORTED_LOADER_TOKEN in name.lower() for name in used) and (
+        return uses_loader_word(used) and (
             index.names_a_builder(tree, filename, tails, used)
         )
 
