@@ -49,14 +49,22 @@ def unique_call_starts(tree: ast.AST, source: str, calls: Iterable[cst.Call]) ->
         return {}
     found: Dict[Shape, List[Tuple[ast.Call, bool]]] = {}
     stack: List[Tuple[ast.AST, bool]] = [(tree, False)]
-    while stack:
+    push, node_type = stack.append, ast.AST
+    while stack:  # ast.iter_child_nodes without its generators: every node of a file with findings
         node, in_fstring = stack.pop()
         if isinstance(node, ast.Call):
             key = shape(node)
             if key in wanted:
                 found.setdefault(key, []).append((node, in_fstring))
         inner = in_fstring or isinstance(node, ast.JoinedStr)
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        push((item, inner))
+            elif isinstance(value, node_type):
+                push((value, inner))
     lines: Optional[List[str]] = None
     out: Dict[cst.CSTNode, Tuple[int, int]] = {}
     for key, call in wanted.items():

@@ -8,7 +8,7 @@ import logging
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -43,8 +43,26 @@ class Analysis:
         # Positions cost a code-generation pass: pay it only for files with findings.
         nodes = {finding.node for finding in self.findings}
         nodes.update(node for finding in self.findings for _, node in finding.lines)
-        starts = node_starts(self.module, nodes, self.source, self.tree)
+        starts = node_starts(self.module, nodes, self.source, self.tree, self.top_statements())
         return sorted({(*starts[f.node], f.code, f.text(lambda node: starts[node][0])) for f in self.findings})
+
+    def top_statements(self) -> Dict[cst.CSTNode, Optional[cst.CSTNode]]:
+        """The module-level statement holding each call, argument, loop and function the collector
+        saw, and each module-level statement itself (positions.node_starts)."""
+        collector = self.facts.file.collector
+        tops: Dict[cst.CSTNode, Optional[cst.CSTNode]] = {}
+        for record in collector.calls:
+            top = record.ctx.top_statement
+            tops[record.node] = top
+            tops.update((arg, top) for arg in record.node.args)
+        tops.update((loop, ctx.top_statement) for _, loop, ctx in collector.for_loops)
+        for function in collector.functions.values():
+            outer = function.cls.node if function.cls is not None else function.node
+            tops[function.node] = outer  # checked below: only a module-level one is kept
+        module_level = set(self.module.body)
+        tops = {node: top for node, top in tops.items() if top in module_level}
+        tops.update((statement, statement) for statement in self.module.body)
+        return tops
 
 
 def inspect_source(
@@ -81,7 +99,9 @@ def analyse(
     """Findings for one file's text. Raises ParseFailure, or on an internal error."""
     with cycles_collected_after():
         analysis = inspect_source(source, settings, use_prefilter, tree, filename)
-        return [] if analysis is None else analysis.results()
+        results = [] if analysis is None else analysis.results()
+        del analysis  # freed now: the collector's first pass after it would walk the whole tree
+    return results
 
 
 @contextmanager

@@ -21,6 +21,7 @@ import os
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 from . import manifest
+from .ast_walk import breadth_first
 from .gate_names import Holders, chain, class_names, is_partial
 from .gate_values import (
     POSITIONS, Arguments, KnownValues, Sources, falsy, given, is_falsy, is_zero, literal, may_be_rejected, not_none,
@@ -45,6 +46,12 @@ PERSISTENT = frozenset({"persistent_workers", "dataloader_persistent_workers"})
 PREFETCH = frozenset({"prefetch_factor", "dataloader_prefetch_factor"})
 CUDA_DEFAULTS = frozenset({"set_default_device", "set_default_tensor_type"})
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Every node type Record's walk looks at.
+_RECORDED = (
+    ast.Call, ast.Attribute, ast.Constant, ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor,
+    ast.comprehension, ast.While, ast.withitem, ast.Import, ast.ImportFrom, ast.alias, *FUNCTIONS, ast.Lambda,
+    ast.ClassDef,
+)
 
 
 class Record:
@@ -73,7 +80,9 @@ class Record:
         self._known: Optional[KnownValues] = None
         holders = Holders()
         methods: Dict[ast.AST, str] = {}  # a def in a class body -> the class
-        for node in ast.walk(tree):  # the one pass
+        for node in breadth_first(tree):  # the one pass
+            if not isinstance(node, _RECORDED):
+                continue  # most nodes (names, operators, contexts): one test, not the chain below
             if isinstance(node, ast.Call):
                 self.calls.append(node)
                 named = class_names(node.func)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -118,22 +118,78 @@ def _line_starts_fast(source: str) -> List[int]:
     return starts
 
 
+# Each text placement searches the whole source: past this many nodes to place, the one code
+# generation of the file costs less (and keeps a file of thousands of findings linear).
+MAX_TEXT_SEARCHES = 32
+
+
 def node_starts(
-    module: cst.Module, nodes: Iterable[cst.CSTNode], source: Optional[str] = None, tree: Optional[ast.AST] = None
+    module: cst.Module,
+    nodes: Iterable[cst.CSTNode],
+    source: Optional[str] = None,
+    tree: Optional[ast.AST] = None,
+    tops: Optional[Mapping[cst.CSTNode, Optional[cst.CSTNode]]] = None,
 ) -> Dict[cst.CSTNode, Tuple[int, int]]:
     """(1-based line, 0-based column) of each node's syntactic start; ``source``: the text the
     module was parsed from (saves generating it again); with ``tree``, flake8's ast of that text,
-    a call whose shape is unique in the file is placed from the ast, and an expression whose text
-    occurs once in the source from that text. What neither places costs one code generation."""
+    a call whose shape is unique in the file is placed from the ast, an expression whose text
+    occurs once in the source from that text, and with ``tops`` (a node -> the module-level
+    statement holding it) a node of a statement whose text occurs once in the source from that
+    statement's code generation alone. What none of them places costs one code generation."""
     nodes = list(nodes)
     if tree is None or source is None or source.startswith("\ufeff"):
         return _generated_starts(module, nodes, source)
     known = unique_call_starts(tree, source, [node for node in nodes if isinstance(node, cst.Call)])
-    known.update(_unique_text_starts(module, [node for node in nodes if node not in known], source))
+    rest = [node for node in nodes if node not in known]
+    if len(rest) > MAX_TEXT_SEARCHES:
+        return {**_generated_starts(module, rest, source), **known}  # one linear pass places them all
+    known.update(_unique_text_starts(module, rest, source))
+    if tops:  # after the expressions' own texts: a statement's code generation costs more
+        known.update(_statement_starts(module, [node for node in nodes if node not in known], tops, source))
     rest = [node for node in nodes if node not in known]
     if not rest:
         return known
     return {**_generated_starts(module, rest, source), **known}
+
+
+def _statement_starts(
+    module: cst.Module,
+    nodes: List[cst.CSTNode],
+    tops: Mapping[cst.CSTNode, Optional[cst.CSTNode]],
+    source: str,
+) -> Dict[cst.CSTNode, Tuple[int, int]]:
+    """Nodes inside module-level statements whose text occurs once in ``source``.
+
+    A module-level statement is generated with no indentation and with its own leading comments
+    and blank lines, so its code generation is its exact text in the file; occurring once, the text
+    is where it stands, and every node generated with it is placed from its offset in it. One
+    statement is generated however many of the nodes it holds (a call's arguments included).
+    """
+    out: Dict[cst.CSTNode, Tuple[int, int]] = {}
+    wanted = {id(node): node for node in nodes}
+    statements: Dict[int, cst.CSTNode] = {}
+    for node in nodes:
+        top = tops.get(node)
+        if top is not None:
+            statements.setdefault(id(top), top)
+    if CodegenState is None or not statements:
+        return out
+    line_starts: Optional[List[int]] = None
+    for statement in statements.values():
+        state = _TextState(module.default_indent, module.default_newline)
+        try:
+            statement._codegen(state)
+        except (AttributeError, TypeError):  # pragma: no cover - LibCST internals changed
+            return out
+        text = "".join(state.pieces)
+        at = source.find(text) if text else -1
+        if at < 0 or source.find(text, at + 1) >= 0:
+            continue
+        if line_starts is None:
+            line_starts = _line_starts_fast(source)
+        for ident in wanted.keys() & state.starts.keys():
+            out[wanted.pop(ident)] = _line_and_column(line_starts, at + state.starts[ident])
+    return out
 
 
 def _unique_text_starts(

@@ -370,3 +370,15 @@ def test_an_imported_factory_counts_only_where_the_file_may_use_it(tmp_path):
                            ("whole.py", True), ("unused.py", False)):
         path = root / name
         assert gate.may_report(ast.parse(path.read_text()), settings, str(path)) is expected, name
+
+
+def test_the_gates_walk_visits_what_ast_walk_visits_in_its_order():
+    """The Record reads a class before the methods of its body: breadth first, as ast.walk."""
+    from flake8_dataloader.ast_walk import breadth_first
+
+    for path in sorted(FIXTURES.rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except SyntaxError:
+            continue
+        assert [id(node) for node in breadth_first(tree)] == [id(node) for node in ast.walk(tree)], path

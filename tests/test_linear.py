@@ -298,6 +298,26 @@ def reversed_chain(n: int) -> str:  # the last name of an alias chain iterated f
     return HEADER + names + f"for epoch in range(3):\n    for batch in l{n - 1}:\n        pass\n"
 
 
+def test_a_file_of_many_findings_is_placed_by_one_code_generation(monkeypatch):
+    """Each placement by text searches the whole file: past MAX_TEXT_SEARCHES nodes, the positions
+    come from one code generation (thousands of findings would otherwise cost n searches of n)."""
+    from flake8_dataloader import positions
+
+    n = positions.MAX_TEXT_SEARCHES + 1
+    source = many_findings(n)  # one call shape and text, n times: only the statements tell them apart
+    analysis = inspect_source(source, use_prefilter=False, tree=ast.parse(source))
+    assert analysis is not None
+
+    def searched(*args):
+        raise AssertionError("searched the source")
+
+    monkeypatch.setattr(positions, "_unique_text_starts", searched)
+    monkeypatch.setattr(positions, "_statement_starts", searched)
+    assert [(line, column, code) for line, column, code, _ in analysis.results()] == [
+        (3 + i, 24 + len(str(i)), "DL101") for i in range(n)  # at `persistent_workers=True`
+    ]
+
+
 def test_a_value_carried_too_deep_for_the_stack_is_given_up_not_a_crash():
     # Within the flow's depth limit the loader is followed; past it, nothing is guessed and the
     # file's other findings stay (a RecursionError would have dropped them all).

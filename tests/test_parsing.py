@@ -13,7 +13,7 @@ from flake8_dataloader import parsing, positions
 from flake8_dataloader.ast_positions import unique_call_starts
 from flake8_dataloader.facts.collector import Collector
 from flake8_dataloader.facts.nodes import walk
-from flake8_dataloader.engine import check_source
+from flake8_dataloader.engine import check_source, inspect_source
 from flake8_dataloader.parsing import MAX_EXPRESSION_DEPTH, MAX_STATEMENT_DEPTH, ParseFailure, nesting_depths, parse
 
 from flake8_dataloader.positions import node_starts
@@ -161,3 +161,21 @@ def test_starts_from_unique_texts_are_those_of_libcst(name):
     assert by_text == {node: position for node, position in node_starts(module, nodes).items() if node in by_text}
     if name == "unusual":  # names written more than once and the twice-written `torch.no_grad()` are not
         assert len(by_text) == 40 and len(nodes) == 81
+
+
+@pytest.mark.parametrize("name", ["unusual", *[str(p.relative_to(FIXTURES)) for p in sorted(FIXTURES.rglob("*.py"))]])
+def test_starts_from_module_level_statements_are_those_of_libcst(name):
+    """Every node the engine can report (calls, arguments, loops, functions, statements, expressions)
+    is placed where the code generation of the whole file puts it, also those placed from their
+    module-level statement's own code generation."""
+    source, tree, _ = _parsed_or_skipped(name)
+    analysis = inspect_source(source, use_prefilter=False, tree=tree)
+    assert analysis is not None
+    module, tops = analysis.module, analysis.top_statements()
+    nodes = list(walk(module))
+    generated = node_starts(module, nodes)
+    by_statement = positions._statement_starts(module, nodes, tops, source)
+    assert by_statement.items() <= generated.items()
+    assert node_starts(module, nodes, source, tree, tops) == generated
+    if name == "unusual":  # its three module-level statements are unique: every node but the Module
+        assert len(by_statement) == len(nodes) - 1

@@ -66,19 +66,23 @@ class Collector(cst.CSTVisitor):
         once per node type, a node left only when something waits for it), and iterative, so a
         1,500-branch elif chain does not exhaust Python's stack.
         """
-        enter, leave = self._enter, self._leave
-        stack: List[Tuple[cst.CSTNode, bool]] = [(root, False)]
+        enter, leave, dispatch = self._enter, self._leave, self._dispatch
+        # Nodes to enter, and 1-tuples of nodes to leave: no tuple per node entered (a hot loop).
+        stack: List[Any] = [root]
+        push, pop, extend = stack.append, stack.pop, stack.extend
         while stack:
-            node, leaving = stack.pop()
-            visit, depart = self._handlers(type(node))
-            key = id(node)
-            if leaving:
+            node = pop()
+            if type(node) is tuple:
+                node = node[0]
+                depart = (dispatch.get(type(node)) or self._handlers(type(node)))[1]
                 if depart is not None:
                     depart(node)
-                action = leave.pop(key, None)
+                action = leave.pop(id(node), None)
                 if action is not None:
                     action()
                 continue
+            visit, depart = dispatch.get(type(node)) or self._handlers(type(node))
+            key = id(node)
             if key in self._top_ids:  # filled when the Module is visited
                 self._top_statement = node
             action = enter.pop(key, None)
@@ -86,9 +90,9 @@ class Collector(cst.CSTVisitor):
                 action()
             descend = visit is None or visit(node) is not False
             if depart is not None or key in leave:
-                stack.append((node, True))
+                push((node,))
             if descend:
-                stack.extend((child, False) for child in reversed(children(node)))
+                extend(reversed(children(node)))
 
     def _handlers(self, kind: type) -> Tuple[Optional[Callable[[Any], Any]], Optional[Callable[[Any], Any]]]:
         """This collector's own visit_/leave_ methods for a node type (LibCST's no-op defaults: None)."""

@@ -40,15 +40,29 @@ def _is_node(kind: type) -> bool:
 
 
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
-    """Syntactic children in source order, without LibCST's rebuild-on-visit machinery."""
+    """Syntactic children in field order, without LibCST's rebuild-on-visit machinery. Field order is
+    not always source order: decorators, a return annotation and class bases come after the body,
+    a keyword argument's name after its value, the test of `a if test else b` first."""
     found: List[cst.CSTNode] = []
-    for name in _child_fields(type(node)):
+    kind = type(node)
+    fields = _CHILD_FIELDS.get(kind) or _child_fields(kind)
+    is_node = _IS_NODE
+    for name in fields:  # a hot loop: every node of every analysed file
         value = getattr(node, name)
         kind = type(value)
         if kind is tuple or kind is list:
-            found.extend(item for item in value if _is_node(type(item)))
-        elif _is_node(kind):
-            found.append(value)
+            for item in value:
+                flag = is_node.get(type(item))
+                if flag is None:
+                    flag = _is_node(type(item))
+                if flag:
+                    found.append(item)
+        else:
+            flag = is_node.get(kind)
+            if flag is None:
+                flag = _is_node(kind)
+            if flag:
+                found.append(value)
     return found
 
 

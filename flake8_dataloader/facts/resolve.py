@@ -151,6 +151,9 @@ class NameResolver:
         self._lowlinks: List[int] = []
         self._members: List[Tuple[int, str]] = []
         self.constants: Dict[int, object] = {}  # id(binding) -> Known | Unknown, for evaluate()
+        # (id(expr), id(scope)) -> (expr, scope, targets): the facts and rules ask about the same
+        # expressions about 8 times each. The nodes are held, so their ids are not reused meanwhile.
+        self.resolved: Dict[Tuple[int, int], Tuple[cst.CSTNode, "Scope", FrozenSet]] = {}
 
     def name(self, owner: "Scope", name: str) -> FrozenSet:
         key = (id(owner), name)
@@ -222,8 +225,15 @@ def resolve(expr: cst.CSTNode, scope: Scope) -> FrozenSet[Target]:
     module = scope.module
     if module.resolver is None:
         module.resolver = NameResolver()
-    targets = module.resolver.expression(expr, scope)
-    return targets - {_CYCLE} if _CYCLE in targets else targets  # the memoised set itself: no copy
+    memo = module.resolver.resolved
+    key = (id(expr), id(scope))
+    entry = memo.get(key)
+    if entry is not None and entry[0] is expr and entry[1] is scope:
+        return entry[2]
+    targets = module.resolver.expression(expr, scope)  # final: no resolution is under way above it
+    targets = targets - {_CYCLE} if _CYCLE in targets else targets  # the memoised set itself: no copy
+    memo[key] = (expr, scope, targets)
+    return targets
 
 
 def call_qualnames(call: cst.Call, scope: Scope) -> Set[str]:
