@@ -14,6 +14,8 @@ from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 import libcst as cst
 
+from .ast_walk import nodes_of
+
 Shape = Tuple[Optional[str], int, Tuple[Optional[str], ...]]
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -48,23 +50,13 @@ def unique_call_starts(tree: ast.AST, source: str, calls: Iterable[cst.Call]) ->
     if not wanted:
         return {}
     found: Dict[Shape, List[Tuple[ast.Call, bool]]] = {}
-    stack: List[Tuple[ast.AST, bool]] = [(tree, False)]
-    push, node_type = stack.append, ast.AST
-    while stack:  # ast.iter_child_nodes without its generators: every node of a file with findings
-        node, in_fstring = stack.pop()
+    nodes = nodes_of(tree)  # the walk the prefilter and the gate made of this tree
+    in_fstrings = {id(node) for string in nodes if isinstance(string, ast.JoinedStr) for node in ast.walk(string)}
+    for node in nodes:
         if isinstance(node, ast.Call):
             key = shape(node)
             if key in wanted:
-                found.setdefault(key, []).append((node, in_fstring))
-        inner = in_fstring or isinstance(node, ast.JoinedStr)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, node_type):
-                        push((item, inner))
-            elif isinstance(value, node_type):
-                push((value, inner))
+                found.setdefault(key, []).append((node, id(node) in in_fstrings))
     lines: Optional[List[str]] = None
     out: Dict[cst.CSTNode, Tuple[int, int]] = {}
     for key, call in wanted.items():

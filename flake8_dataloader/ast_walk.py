@@ -1,9 +1,12 @@
-"""A walk of flake8's ast without ``ast.walk``'s generators: the gate's one pass over every file past the tokens."""
+"""One walk of flake8's ast per file, without ``ast.walk``'s generators: the identifiers, the gate
+and the positions of findings read the same list of nodes."""
 
 from __future__ import annotations
 
 import ast
 from typing import List
+
+_LAST: list = [None, []]  # the last tree asked and its nodes
 
 
 def breadth_first(tree: ast.AST) -> List[ast.AST]:
@@ -24,3 +27,11 @@ def breadth_first(tree: ast.AST) -> List[ast.AST]:
             elif isinstance(value, node_type):
                 append(value)
     return nodes
+
+
+def nodes_of(tree: ast.AST) -> List[ast.AST]:
+    """``breadth_first(tree)``, kept for the last tree asked: flake8 hands each plugin the same tree
+    object, and the prefilter, the gate and the positions of a file's findings all read it."""
+    if _LAST[0] is not tree:
+        _LAST[:] = [tree, breadth_first(tree)]
+    return _LAST[1]

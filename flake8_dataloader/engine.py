@@ -47,15 +47,18 @@ class Analysis:
         return sorted({(*starts[f.node], f.code, f.text(lambda node: starts[node][0])) for f in self.findings})
 
     def top_statements(self) -> Dict[cst.CSTNode, Optional[cst.CSTNode]]:
-        """The module-level statement holding each call, argument, loop and function the collector
-        saw, and each module-level statement itself (positions.node_starts)."""
+        """The module-level statement holding each call, argument (and its value), loop, attribute or
+        item assignment and function the collector saw, and each module-level statement itself
+        (positions.node_starts)."""
         collector = self.facts.file.collector
         tops: Dict[cst.CSTNode, Optional[cst.CSTNode]] = {}
         for record in collector.calls:
             top = record.ctx.top_statement
             tops[record.node] = top
-            tops.update((arg, top) for arg in record.node.args)
+            for arg in record.node.args:
+                tops[arg] = tops[arg.value] = top
         tops.update((loop, ctx.top_statement) for _, loop, ctx in collector.for_loops)
+        tops.update((mutation.node, mutation.ctx.top_statement) for mutation in collector.mutations)
         for function in collector.functions.values():
             outer = function.cls.node if function.cls is not None else function.node
             tops[function.node] = outer  # checked below: only a module-level one is kept

@@ -21,7 +21,7 @@ import os
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 from . import manifest
-from .ast_walk import breadth_first
+from .ast_walk import nodes_of
 from .gate_names import Holders, chain, class_names, is_partial
 from .gate_values import (
     POSITIONS, Arguments, KnownValues, Sources, falsy, given, is_falsy, is_zero, literal, may_be_rejected, not_none,
@@ -80,7 +80,7 @@ class Record:
         self._known: Optional[KnownValues] = None
         holders = Holders()
         methods: Dict[ast.AST, str] = {}  # a def in a class body -> the class
-        for node in breadth_first(tree):  # the one pass
+        for node in nodes_of(tree):  # the one pass (the identifiers read the same list)
             if not isinstance(node, _RECORDED):
                 continue  # most nodes (names, operators, contexts): one test, not the chain below
             if isinstance(node, ast.Call):

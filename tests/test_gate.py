@@ -373,8 +373,10 @@ def test_an_imported_factory_counts_only_where_the_file_may_use_it(tmp_path):
 
 
 def test_the_gates_walk_visits_what_ast_walk_visits_in_its_order():
-    """The Record reads a class before the methods of its body: breadth first, as ast.walk."""
+    """The Record reads a class before the methods of its body: breadth first, as ast.walk; the
+    identifiers read from the same walk are those of a walk of their own."""
     from flake8_dataloader.ast_walk import breadth_first
+    from flake8_dataloader.tokens import identifiers, names_in
 
     for path in sorted(FIXTURES.rglob("*.py")):
         try:
@@ -382,3 +384,4 @@ def test_the_gates_walk_visits_what_ast_walk_visits_in_its_order():
         except SyntaxError:
             continue
         assert [id(node) for node in breadth_first(tree)] == [id(node) for node in ast.walk(tree)], path
+        assert identifiers(tree) == names_in(tree), path  # read from that walk, as a walk of their own
