@@ -176,19 +176,14 @@ def _statement_starts(
         return out
     line_starts: Optional[List[int]] = None
     for statement in statements.values():
-        state = _TextState(module.default_indent, module.default_newline)
-        try:
-            statement._codegen(state)
-        except (AttributeError, TypeError):  # pragma: no cover - LibCST internals changed
-            return out
-        text = "".join(state.pieces)
-        at = source.find(text) if text else -1
-        if at < 0 or source.find(text, at + 1) >= 0:
+        found = _once_in(module, statement, source)
+        if found is None:
             continue
+        at, starts = found
         if line_starts is None:
             line_starts = _line_starts_fast(source)
-        for ident in wanted.keys() & state.starts.keys():
-            out[wanted.pop(ident)] = _line_and_column(line_starts, at + state.starts[ident])
+        for ident in wanted.keys() & starts.keys():
+            out[wanted.pop(ident)] = _line_and_column(line_starts, at + starts[ident])
     return out
 
 
@@ -208,19 +203,28 @@ def _unique_text_starts(
     for node in nodes:
         if not isinstance(node, (cst.BaseExpression, cst.Arg)):
             continue
-        state = _TextState(module.default_indent, module.default_newline)
-        try:
-            node._codegen(state)
-        except (AttributeError, TypeError):  # pragma: no cover - LibCST internals changed
-            return out
-        text = "".join(state.pieces)
-        at = source.find(text) if text else -1
-        if at < 0 or source.find(text, at + 1) >= 0:
+        found = _once_in(module, node, source)
+        if found is None:
             continue
         if line_starts is None:
             line_starts = _line_starts_fast(source)
-        out[node] = _line_and_column(line_starts, at + state.starts[id(node)])
+        out[node] = _line_and_column(line_starts, found[0] + found[1][id(node)])
     return out
+
+
+def _once_in(module: cst.Module, node: cst.CSTNode, source: str) -> Optional[Tuple[int, Dict[int, int]]]:
+    """Where ``node``'s own code generation occurs in ``source``, and the offsets in it of the nodes
+    it generated (by id); None when it occurs there more than once (or not at all)."""
+    state = _TextState(module.default_indent, module.default_newline)
+    try:
+        node._codegen(state)
+    except (AttributeError, TypeError):  # pragma: no cover - LibCST internals changed
+        return None
+    text = "".join(state.pieces)
+    at = source.find(text) if text else -1
+    if at < 0 or source.find(text, at + 1) >= 0:
+        return None
+    return at, state.starts
 
 
 def _line_and_column(line_starts: List[int], offset: int) -> Tuple[int, int]:

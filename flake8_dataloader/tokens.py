@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from . import manifest
-from .ast_walk import nodes_of
+from .ast_walk import breadth_first, nodes_of
 from .settings import Settings
 
 # One alternative: tokens that must all occur in the text.
@@ -54,7 +54,6 @@ def uses_loader_word(names: Iterable[str]) -> bool:
 
 _LAST: list = [None, frozenset()]  # the last tree asked and its answer: the prefilter and the gate share it
 # Nodes that hold no name and no node that does: never queued.
-_LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.Constant)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NAMED = (ast.Name, ast.Attribute, ast.alias, ast.arg, ast.keyword, *_DEFINITIONS, ast.ImportFrom)
 # Outside strings and comments, a character past ASCII can only be part of an identifier: so a run of
@@ -68,12 +67,13 @@ def identifiers(tree: ast.AST) -> FrozenSet[str]:
 
     Kept for the last tree asked (flake8 hands each plugin the same tree object)."""
     if _LAST[0] is not tree:
-        _LAST[:] = [tree, frozenset(_names_of(nodes_of(tree)))]
+        _LAST[:] = [tree, frozenset(names_of(nodes_of(tree)))]
     return _LAST[1]
 
 
-def _names_of(nodes: List[ast.AST]) -> Set[str]:
-    """``names_in`` over a walk already made (ast_walk.nodes_of: the gate reads the same list)."""
+def names_of(nodes: List[ast.AST]) -> Set[str]:
+    """The names a walk's nodes use: names, attributes, imports, parameters, keywords, definitions
+    (one loop over a list, so a walk already made, ast_walk.nodes_of, is read again for free)."""
     found: Set[str] = set()
     add = found.add
     for node in nodes:
@@ -110,42 +110,8 @@ def words(source: str) -> FrozenSet[str]:
 
 
 def names_in(tree: ast.AST) -> Set[str]:
-    """``identifiers`` of any tree or part of one (a class, a function), not kept. One walk without
-    ast.walk's generators or the nodes that hold no name: about 3x faster than ast.walk."""
-    found: Set[str] = set()
-    add = found.add
-    todo = [tree]
-    pop, push = todo.pop, todo.append
-    while todo:
-        node = pop()
-        if isinstance(node, ast.Name):
-            add(node.id)
-            continue
-        if isinstance(node, ast.Attribute):
-            add(node.attr)
-        elif isinstance(node, ast.alias):
-            found.update(node.name.split("."))
-            if node.asname:
-                add(node.asname)
-            continue
-        elif isinstance(node, ast.arg):
-            add(node.arg)
-        elif isinstance(node, ast.keyword):
-            if node.arg:
-                add(node.arg)
-        elif isinstance(node, _DEFINITIONS):
-            add(node.name)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.update(node.module.split("."))
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, ast.AST) and not isinstance(item, _LEAVES):
-                        push(item)
-            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
-                push(value)
-    return found
+    """``identifiers`` of any tree or part of one (a class, a function), not kept."""
+    return names_of(breadth_first(tree))
 
 
 def could_trigger_in_code(tree: ast.AST, alternatives: Tuple[Alternative, ...]) -> bool:

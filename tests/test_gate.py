@@ -384,4 +384,7 @@ def test_the_gates_walk_visits_what_ast_walk_visits_in_its_order():
         except SyntaxError:
             continue
         assert [id(node) for node in breadth_first(tree)] == [id(node) for node in ast.walk(tree)], path
-        assert identifiers(tree) == names_in(tree), path  # read from that walk, as a walk of their own
+        assert identifiers(tree) == names_in(tree), path  # read from the walk kept, as from a new one
+    source = "import a.b as c\nfrom d.e import f as g\nclass K(Base):\n    def m(self, p, *, q=1):\n" \
+             "        return h(x=p).attr\ns = 'notaname'\n"
+    assert identifiers(ast.parse(source)) == set("a b c d e f g K Base m self p q h x attr s".split())
