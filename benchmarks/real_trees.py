@@ -142,14 +142,17 @@ def lint_files(root: Path, timeout: float, prefilter: bool = True) -> TreeRun:
     return TreeRun(root, len(times), analysed, followed, findings, times, found_lines, logged.messages)
 
 
-def flake8_wall(root: Path, with_plugin: bool, plugin_from: Optional[Path] = None, cpu: bool = False) -> float:
+def flake8_wall(
+    root: Path, with_plugin: bool, plugin_from: Optional[Path] = None, cpu: bool = False, cache: bool = False
+) -> float:
     """One flake8 run's wall seconds (``cpu``: its user + system CPU seconds, steadier on a loaded
-    machine); ``plugin_from``: another checkout of this plugin, put first on the path."""
+    machine); ``plugin_from``: another checkout of this plugin, put first on the path; ``cache``:
+    the findings cache as the environment has it (else off: a cold run)."""
     command = [sys.executable, str(HERE / "run_flake8.py")]
     if not with_plugin:
         command += ["--without", "flake8-dataloader"]
     command += ["--", "-j1", "--isolated", "--exit-zero", "-q", "."]
-    env = dict(os.environ, FLAKE8_DATALOADER_CACHE="off")  # cold runs: benchmarks/cache_runs.py times the cache
+    env = dict(os.environ) if cache else dict(os.environ, FLAKE8_DATALOADER_CACHE="off")
     if plugin_from is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(plugin_from), env.get("PYTHONPATH")]))
     started, used = time.perf_counter(), _children_cpu()
