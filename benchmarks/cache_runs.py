@@ -6,6 +6,8 @@ stay untouched). The last columns are one more second run measured from inside: 
 of the plugin's own import and of its run() calls (the lookups, the text scan and what they import),
 steadier than the whole-run ratios on a shared machine; and the files served from the cache, the
 lookups (files whose text names a token) and the files flake8 checked.
+With --alternate N, only flake8 alone and the second run are measured, N times each, alternated on
+one warm cache: a single round's second/alone ratio is within this machine's drift.
 Run: python benchmarks/cache_runs.py --cpu /work/trees/mae /work/trees/detr
 """
 
@@ -62,23 +64,46 @@ def plugin_share(root: Path) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def copied(tree: Path, scratch: str) -> Path:
+    """``tree`` copied under ``scratch``, without its history or a cache of its own."""
+    root = Path(scratch) / tree.name
+    shutil.copytree(tree, root, symlinks=True, ignore=shutil.ignore_patterns(".git", ".flake8_dataloader_cache"))
+    return root
+
+
+def alternated(tree: Path, rounds: int, cpu: bool) -> None:
+    """flake8 alone and the second run, alternated ``rounds`` times on one warm cache; best of each."""
+    with tempfile.TemporaryDirectory() as scratch:
+        root = copied(tree, scratch)
+        flake8_wall(root, True, cpu=cpu, cache=True)  # writes the cache
+        alone, second = [], []
+        for _ in range(rounds):
+            alone.append(flake8_wall(root, False, cpu=cpu))
+            second.append(flake8_wall(root, True, cpu=cpu, cache=True))
+    print(f"{tree.name:<12} alone {min(alone):.2f} s, second run {min(second):.2f} s, "
+          f"{min(second) / min(alone):.2f}x (alone {' '.join(f'{t:.1f}' for t in alone)}; "
+          f"second {' '.join(f'{t:.1f}' for t in second)})", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trees", nargs="+", type=Path)
     parser.add_argument("--repeats", type=int, default=3, help="rounds; the best of each column is shown")
     parser.add_argument("--cpu", action="store_true", help="CPU seconds (user + system) instead of wall")
+    parser.add_argument("--alternate", type=int, metavar="N", help="only alone vs the second run, N rounds")
     args = parser.parse_args()
     os.environ.pop(CACHE_ENV, None)
+    if args.alternate:
+        for tree in args.trees:
+            alternated(tree, args.alternate, args.cpu)
+        return 0
     print(f"{'tree':<12} {'alone':>7} {'off':>7} {'first':>7} {'second':>7} {'off/alone':>10} {'first/alone':>12} "
           f"{'second/alone':>13} {'plugin ms':>10} {'served':>7}")
     for tree in args.trees:
         rounds = []
         for _ in range(args.repeats):
             with tempfile.TemporaryDirectory() as scratch:
-                root = Path(scratch) / tree.name
-                shutil.copytree(
-                    tree, root, symlinks=True, ignore=shutil.ignore_patterns(".git", ".flake8_dataloader_cache")
-                )
+                root = copied(tree, scratch)
                 alone = flake8_wall(root, False, cpu=args.cpu)
                 off = flake8_wall(root, True, cpu=args.cpu)  # the cache off
                 first = flake8_wall(root, True, cpu=args.cpu, cache=True)
