@@ -46,3 +46,10 @@ def test_messages_name_none_either(rule):
 ])
 def test_the_pattern_rejects_our_references_and_keeps_citations(text, found):
     assert internal_references(text) == found
+
+
+def test_contributing_points_only_to_files_in_the_repository():
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    assert "../" not in text and "RULES.md" not in text and "FACTS.md" not in text
+    links = re.findall(r"\]\(([^)#]+)", text)
+    assert links and all((ROOT / link).exists() for link in links), links
