@@ -67,6 +67,17 @@ def test_what_it_does_fits_a_glance(rule):
 
 
 @pytest.mark.parametrize("rule", RULES, ids=CODES)
+def test_known_limits_and_details_are_bullet_lists(rule):
+    # A paragraph is bullets, or a lead-in line ending in ":" above them.
+    for title in ("Known limits", "Details"):
+        for paragraph in sections(rule).get(title, "- none").strip().split("\n\n"):
+            lines = paragraph.splitlines()
+            if lines[0].endswith(":") and len(lines) > 1:
+                lines = lines[1:]
+            assert lines[0].startswith("- "), (title, paragraph)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=CODES)
 def test_example_yields_the_code_and_use_instead_yields_nothing(rule):
     parts = sections(rule)
     (example,) = code_blocks(parts["Example"])
