@@ -107,7 +107,9 @@ def generate(root: Path, output: Optional[Path] = None) -> Dict[Path, str]:
     results = load_results(root / "docs" / "results")
     pages_dir = output if output is not None else root / "docs" / "rules"
     pages = {pages_dir / f"{rule.CODE}.md": render(rule, results) for rule in RULES}
-    index = ["# Rules", "", "| code | name | default |", "|---|---|---|"]
+    index = ["# Rules", "", "One page per rule: what it flags and why, an example and its fix, what it does not",
+             "report, and what the mistake costs. `flake8-dataloader rule DL402` prints a page in the terminal.",
+             "", "| code | name | default |", "|---|---|---|"]
     for rule in RULES:
         state = "off" if rule.DEFAULT_OFF else "on"
         index.append(f"| [{rule.CODE}]({rule.CODE}.md) | {rule.NAME} | {state} |")

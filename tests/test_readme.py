@@ -37,10 +37,9 @@ def newcomer_commands():
 
 def test_the_two_newcomer_commands():
     lint, tests = newcomer_commands()
-    # The DL-only invocation: a newcomer sees the findings of the rules that are on by default.
-    assert lint == (
-        "python -m pip install -e . && python -m flake8 --isolated --select=DL1,DL2,DL3,DL40,DL5,DL60,E9 fixtures/")
-    assert lint.split(" && ")[1].replace("python -m flake8 --isolated", "flake8").startswith(dl_only_invocation() + " ")
+    # The DL-only invocation on examples/, as written: no --isolated, though .flake8 excludes examples.
+    assert lint == "python -m pip install -e . && python -m flake8 --select=DL1,DL2,DL3,DL40,DL5,DL60,E9 examples/"
+    assert lint.split(" && ")[1].replace("python -m flake8", "flake8").startswith(dl_only_invocation() + " ")
     assert tests.startswith("python -m pip install torch==2.13.0 ") and tests.endswith(" && python -m pytest -q")
 
 
@@ -51,18 +50,37 @@ def test_ci_runs_the_readmes_install_and_test_commands():
     assert test in ci.splitlines()
 
 
-def test_the_newcomer_lint_command_shows_findings():
+def top_example():
+    return re.findall(r"```\n(.*?)```", README, re.S)[0].splitlines()
+
+
+def test_the_newcomer_lint_command_prints_the_findings_shown_at_the_top():
     lint = newcomer_commands()[0].split(" && ")[1]
     result = subprocess.run(shlex.split(lint.replace("python", sys.executable, 1)), cwd=ROOT, capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 1, result.stderr
-    codes = {line.split()[1] for line in result.stdout.splitlines()}
-    assert {"DL101", "DL201", "DL301", "DL402", "DL502"} <= codes
-    assert not codes & {"DL410", "DL620"}, "the opt-in rules stay off"
+    assert result.stdout.splitlines() == top_example()[1:]
+
+
+def test_the_examples_show_about_ten_findings_of_default_on_rules_in_every_example():
+    findings = [line.split(": ", 1)[0].split(":") + [line.split()[1]] for line in top_example()[1:]]
+    assert 9 <= len(findings) <= 12
+    assert {path for path, _, _, _ in findings} == {
+        "examples/train_epochs.py", "examples/lightning_classifier.py", "examples/project/train.py",
+        "examples/project/data.py"}
+    assert not {code for *_, code in findings} & {"DL410", "DL620"}, "the opt-in rules stay off"
+    assert len({code for *_, code in findings}) >= 9, "the demo shows many rules, not one rule many times"
+
+
+def test_the_projects_own_lint_leaves_the_examples_out():
+    # `python -m flake8` (CI) reads .flake8, which excludes examples; the README names the folder to lint it.
+    result = subprocess.run([sys.executable, "-m", "flake8", "--select=DL", "examples"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert (result.returncode, result.stdout) == (0, "")
 
 
 def test_the_example_at_the_top_is_what_flake8_prints():
-    example = re.findall(r"```\n(.*?)```", README, re.S)[0].splitlines()
+    example = top_example()
     assert example[0].startswith("$ flake8 ")
     result = run_shell(example[0][2:], ROOT)
     assert result.returncode == 1, result.stderr

@@ -58,11 +58,10 @@ class PersistentWorkersWithoutWorkers(Rule):
     `--dataloader-names` adds loader classes.
 
     ## Known limits
-    A `num_workers` that is a parameter, a CLI value or bound twice is unknown:
-    DL104 covers the crash that waits for `--workers 0`. Through `**kwargs`,
-    `num_workers` is unknown and nothing is reported.
-
-    Anchor: the `persistent_workers=` keyword.
+    - A `num_workers` that is a parameter, a CLI value or bound twice is
+      unknown: DL104 covers the crash that waits for `--workers 0`.
+    - Through `**kwargs`, `num_workers` is unknown and nothing is reported.
+    - Anchor: the `persistent_workers=` keyword.
 
     ## References
     - [`torch.utils.data.DataLoader`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): the parameters and their defaults.

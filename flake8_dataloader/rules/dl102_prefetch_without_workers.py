@@ -58,7 +58,8 @@ class PrefetchWithoutWorkers(Rule):
     `--dataloader-names` adds loader classes.
 
     ## Known limits
-    Unknown `num_workers` is DL104's business. Anchor: the `prefetch_factor=` keyword.
+    - Unknown `num_workers` is DL104's business.
+    - Anchor: the `prefetch_factor=` keyword.
 
     ## References
     - [`torch.utils.data.DataLoader`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): the parameters and their defaults.

@@ -76,10 +76,11 @@ class RejectedCombination(Rule):
     `--dataloader-names` adds loader classes.
 
     ## Known limits
-    A sampler counts as given when it is a call or a constant that is not
-    `None`; a name that may be `None` (`sampler = S(ds) if ddp else None`) is
-    not reported. Anchor: the offending keyword (for mutually exclusive
-    pairs, the one to remove).
+    - A sampler counts as given when it is a call or a constant that is not
+      `None`; a name that may be `None` (`sampler = S(ds) if ddp else None`)
+      is not reported.
+    - Anchor: the offending keyword (for mutually exclusive pairs, the one
+      to remove).
 
     ## References
     - [`torch.utils.data.DataLoader`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): the parameters and their defaults.

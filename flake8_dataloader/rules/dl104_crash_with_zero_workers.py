@@ -97,9 +97,10 @@ class CrashWithZeroWorkers(Rule):
     `--dataloader-names` adds loader classes.
 
     ## Known limits
-    Not reported through a `**kwargs` splat, nor when `num_workers` is
-    `max(k, ...)` with a known `k > 0` or `os.cpu_count()`, which cannot be 0.
-    Anchor: the `persistent_workers=` or `prefetch_factor=` keyword.
+    - Not reported through a `**kwargs` splat, nor when `num_workers` is
+      `max(k, ...)` with a known `k > 0` or `os.cpu_count()`, which cannot
+      be 0.
+    - Anchor: the `persistent_workers=` or `prefetch_factor=` keyword.
 
     ## References
     - [`torch.utils.data.DataLoader`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): the parameters and their defaults.

@@ -85,14 +85,15 @@ class AttributeSetAfterConstruction(Rule):
     `--dataloader-names` adds loader classes.
 
     ## Known limits
-    `num_workers`, `collate_fn`, `pin_memory` and `shuffle` can be set and
-    are not reported; `setattr(loader, "dataset", ...)` with a string is not
-    followed. In a subclass, an assignment counts as after `super().__init__`
-    when it is in a later statement of the same method, and is not reported
-    when a statement between them sets `self._DataLoader__initialized =
-    False` (and none sets it back to `True` before it), as timm's
-    `MultiEpochsDataLoader` does: PyTorch's guard is then off. Anchor: the
-    assignment.
+    - `num_workers`, `collate_fn`, `pin_memory` and `shuffle` can be set and
+      are not reported.
+    - `setattr(loader, "dataset", ...)` with a string is not followed.
+    - In a subclass, an assignment counts as after `super().__init__` when
+      it is in a later statement of the same method. It is not reported when
+      a statement between them sets `self._DataLoader__initialized = False`
+      (and none sets it back to `True` before it), as timm's
+      `MultiEpochsDataLoader` does: PyTorch's guard is then off.
+    - Anchor: the assignment.
 
     ## References
     - [`torch/utils/data/dataloader.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py): `DataLoader.__setattr__` raises for these attributes once the loader is initialized.

@@ -118,15 +118,17 @@ class UnseededDatasetRng(Rule):
     None.
 
     ## Known limits
-    Not reported when the methods that draw (or same-file helpers they call)
-    use `get_worker_info()`, `torch.initial_seed()`, `.seed()`/`.manual_seed()`
-    on the RNG or re-create it, nor when the file has loaders of the class
-    and every one either passes a `worker_init_fn` (assumed to reseed it) or
-    is proven single-process (`num_workers` 0 or omitted, as in
-    `DataLoader(ds, batch_size=None)`): no worker copies the RNG. A module
-    that only defines the class is reported, like DL601. Draws are
-    seen through calls: `self.rng.method(...)` or `self.rng` passed to a call.
-    Anchor: the RNG creation.
+    - Not reported when the methods that draw (or same-file helpers they
+      call) use `get_worker_info()`, `torch.initial_seed()`,
+      `.seed()`/`.manual_seed()` on the RNG or re-create it.
+    - Not reported when the file has loaders of the class and every one
+      either passes a `worker_init_fn` (assumed to reseed it) or is proven
+      single-process (`num_workers` 0 or omitted, as in `DataLoader(ds,
+      batch_size=None)`): no worker copies the RNG.
+    - A module that only defines the class is reported, like DL601.
+    - Draws are seen through calls: `self.rng.method(...)` or `self.rng`
+      passed to a call.
+    - Anchor: the RNG creation.
 
     ## References
     - [Reproducibility: DataLoader](https://pytorch.org/docs/stable/notes/randomness.html#dataloader): per-worker seeds, `worker_init_fn`, `generator=`.

@@ -158,18 +158,21 @@ class HalfSeededRun(Rule):
     None.
 
     ## Known limits
-    Only run-level seeding shows the wish for reproducible runs: a
-    `random.seed(x)` / `np.random.seed(x)` with an argument, in the main
-    process. Seeding inside a `worker_init_fn` (as DL203 finds them, or a
-    lambda passed as one, directly, bound once to a name or inside
-    `functools.partial`), in a function called only from one (or from such
-    a lambda), a bare `np.random.seed()` (entropy), and a seed built from
-    `os.urandom`, `time` or `secrets` (`np.random.seed(int(time.time()))`),
-    do not count. A call of any imported helper whose name contains `seed`
-    or `determinism` (`utils.set_seed`, MONAI's `set_determinism`) is
-    assumed to seed torch. Not reported through a `**kwargs` splat (it may
-    carry `generator=`). A sampler given its own `generator=` counts as
-    seeded. Anchor: the loader call.
+    - Only run-level seeding shows the wish for reproducible runs: a
+      `random.seed(x)` / `np.random.seed(x)` with an argument, in the main
+      process.
+    - Do not count: seeding inside a `worker_init_fn` (as DL203 finds them,
+      or a lambda passed as one, directly, bound once to a name or inside
+      `functools.partial`), in a function called only from one (or from such
+      a lambda), a bare `np.random.seed()` (entropy), and a seed built from
+      `os.urandom`, `time` or `secrets`
+      (`np.random.seed(int(time.time()))`).
+    - A call of any imported helper whose name contains `seed` or
+      `determinism` (`utils.set_seed`, MONAI's `set_determinism`) is assumed
+      to seed torch.
+    - Not reported through a `**kwargs` splat (it may carry `generator=`). A
+      sampler given its own `generator=` counts as seeded.
+    - Anchor: the loader call.
 
     ## References
     - [Reproducibility: DataLoader](https://pytorch.org/docs/stable/notes/randomness.html#dataloader): per-worker seeds, `worker_init_fn`, `generator=`.

@@ -71,10 +71,11 @@ class WorkerSeedIgnoresEpoch(Rule):
     None.
 
     ## Known limits
-    Seeds derived from any call other than `int`/`abs`/`hash`/`str` (for
-    example `torch.initial_seed()`, `np.random.get_state()`, `time.time()`)
-    count as per-iterator sources. Attributes of a parameter (`cfg.seed`) are
-    constants. Anchor: the `def`.
+    - Seeds derived from any call other than `int`/`abs`/`hash`/`str` (for
+      example `torch.initial_seed()`, `np.random.get_state()`,
+      `time.time()`) count as per-iterator sources.
+    - Attributes of a parameter (`cfg.seed`) are constants.
+    - Anchor: the `def`.
 
     ## References
     - [Reproducibility: DataLoader](https://pytorch.org/docs/stable/notes/randomness.html#dataloader): per-worker seeds, `worker_init_fn`, `generator=`.

@@ -118,16 +118,17 @@ class UnguardedEntryPoint(Rule):
     `multiprocessing_context="fork"` on the loader.
 
     ## Known limits
-    Calls are followed within the file only (functions, methods through
-    `self` and module-level instances of classes of the file). A generator
-    over a loader runs where it is consumed: one made at module level is
-    reported at the module-level statement that iterates it or calls
-    `next()` on it, at a module-level call handed it, or at a module-level
-    call of a function that consumes it; one made and never consumed
-    unguarded is not reported. Calling a Lightning hook directly
-    (`first = dm.train_dataloader()`) builds the loader and iterates
-    nothing: reported only where its result is iterated. Anchor: the
-    module-level statement, or the call.
+    - Calls are followed within the file only (functions, methods through
+      `self` and module-level instances of classes of the file).
+    - A generator over a loader runs where it is consumed: one made at
+      module level is reported at the module-level statement that iterates
+      it or calls `next()` on it, at a module-level call handed it, or at a
+      module-level call of a function that consumes it; one made and never
+      consumed unguarded is not reported.
+    - Calling a Lightning hook directly (`first = dm.train_dataloader()`)
+      builds the loader and iterates nothing: reported only where its result
+      is iterated.
+    - Anchor: the module-level statement, or the call.
 
     ## References
     - [Multiprocessing best practices](https://pytorch.org/docs/stable/notes/multiprocessing.html) and Python's [safe importing of the main module](https://docs.python.org/3/library/multiprocessing.html#the-spawn-and-forkserver-start-methods).

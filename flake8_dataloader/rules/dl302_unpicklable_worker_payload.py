@@ -79,17 +79,19 @@ class UnpicklableWorkerPayload(Rule):
     `set_start_method("fork")`, or `multiprocessing_context="fork"`.
 
     ## Known limits
-    "Held on `self`" means the value assigned to a `self` attribute holds
-    it: directly, in a container, or through an object of a same-file class
-    that itself stores one on `self`. Not held: a lambda only passed to a
-    call whose result is not kept (`pool.imap(lambda i: ..., idx)` iterated
-    in `__init__`), what a loop over a value yields (`for i, x in
-    results: self.ims[i] = x`), and a generator expression consumed by the
-    call it is passed to (`sorted(...)`, `list(...)`, `"".join(...)`,
-    `np.array(...)`) or the iterable of a list/set/dict comprehension.
-    Values built by calling functions (`build_transform()`) are not
-    followed. Anchor: the lambda, def or class reference inside the call,
-    else the call.
+    - "Held on `self`" means the value assigned to a `self` attribute holds
+      it: directly, in a container, or through an object of a same-file
+      class that itself stores one on `self`.
+    - Not held: a lambda only passed to a call whose result is not kept
+      (`pool.imap(lambda i: ..., idx)` iterated in `__init__`), what a loop
+      over a value yields (`for i, x in results: self.ims[i] = x`), and a
+      generator expression consumed by the call it is passed to
+      (`sorted(...)`, `list(...)`, `"".join(...)`, `np.array(...)`) or the
+      iterable of a list/set/dict comprehension.
+    - Values built by calling functions (`build_transform()`) are not
+      followed.
+    - Anchor: the lambda, def or class reference inside the call, else the
+      call.
 
     ## References
     - [Multiprocessing best practices](https://pytorch.org/docs/stable/notes/multiprocessing.html) and Python's [safe importing of the main module](https://docs.python.org/3/library/multiprocessing.html#the-spawn-and-forkserver-start-methods).

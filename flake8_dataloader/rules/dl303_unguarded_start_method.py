@@ -66,8 +66,9 @@ class UnguardedStartMethod(Rule):
     None.
 
     ## Known limits
-    `set_start_method("fork")` is not reported: forked workers do not
-    re-import the module. Anchor: the call.
+    - `set_start_method("fork")` is not reported: forked workers do not
+      re-import the module.
+    - Anchor: the call.
 
     ## References
     - [Multiprocessing best practices](https://pytorch.org/docs/stable/notes/multiprocessing.html) and Python's [safe importing of the main module](https://docs.python.org/3/library/multiprocessing.html#the-spawn-and-forkserver-start-methods).

@@ -23,20 +23,7 @@ class LoaderRebuiltInLoop(Rule):
     Also through calls: a function of this file that builds a loader with
     workers and iterates it, called inside a loop with arguments that do not
     change in that loop (`for epoch ...: validate(model, val_set)` where
-    `validate` builds `DataLoader(val_set, num_workers=4)`).
-
-    Only what reaches the loader counts: the arguments passed for the
-    parameters its DataLoader call reads (through the function's own
-    assignments), and what it reads from outside the function (`self.data`,
-    a global). One of those changes in the loop when a name in it is bound
-    there, or when it is changed in place there: an item or attribute
-    assignment (`hyp[k] = ...`, `args.batch_size = ...`, augmented ones too)
-    or a method called on it (`cfg.update(...)`). A step counter handed to
-    `validate(model, val_set, step)` and only printed, or an unrelated
-    `self.tokens += n`, leaves the loader as it was: reported. A
-    function that iterates the loader it builds inside a loop of its own is a
-    whole run per call, not an epoch (a hyper-parameter search calling
-    `train(hyp)` 300 times): not reported here; DL402 looks at its own loop.
+    `validate` builds `DataLoader(val_set, num_workers=4)`). Details below.
 
     ## Why is this bad?
     Every pass tears the workers down and starts new ones, and
@@ -78,6 +65,22 @@ class LoaderRebuiltInLoop(Rule):
                 pass
     ```
 
+    ## Details
+    - Only what reaches the loader counts: the arguments passed for the
+      parameters its DataLoader call reads (through the function's own
+      assignments), and what it reads from outside the function
+      (`self.data`, a global).
+    - One of those changes in the loop when a name in it is bound there, or
+      when it is changed in place there: an item or attribute assignment
+      (`hyp[k] = ...`, `args.batch_size = ...`, augmented ones too) or a
+      method called on it (`cfg.update(...)`).
+    - A step counter handed to `validate(model, val_set, step)` and only
+      printed, or an unrelated `self.tokens += n`, leaves the loader as it
+      was: reported.
+    - A function that iterates the loader it builds inside a loop of its own
+      is a whole run per call, not an epoch (a hyper-parameter search calling
+      `train(hyp)` 300 times): not reported here; DL402 looks at its own loop.
+
     ## Not reported
     ```python
     from torch.utils.data import DataLoader, Subset
@@ -117,24 +120,26 @@ class LoaderRebuiltInLoop(Rule):
     None.
 
     ## Known limits
-    A loader whose arguments depend on the loop (k-fold split, curriculum
-    stage, active-learning pool) is not reported. Dependence is judged by
-    names: `make_dataset()` with no loop variable counts as invariant.
-    `accelerator.prepare(loader)` written inside a loop that repeats the
-    loader and did not build it is reported at the `prepare` call: each call
-    makes a new wrapper (and new workers at its first `iter()`), and the
-    Accelerator keeps every one (`runtime_checks --rule DL401`: 3 wrappers
-    kept after 3 epochs). Lightning's `reload_dataloaders_every_n_epochs`
-    calls the hooks again on purpose and is never reported: hooks are read
-    as called once per `fit()`.
-    Through calls, one level is followed (the function called in the loop
-    builds and iterates the loader itself), and the loop-invariance test
-    looks at what reaches the function's loader: the arguments for the
-    parameters its loader call reads, and the names or `self` attributes it
-    reads from outside the function (a step counter in another argument, or
-    `model.train()`, changes nothing the loader sees); a method called on the
-    loop's own `self` is not followed. Anchor: the call (for a loader built by
-    a function called in the loop: its DataLoader call).
+    - A loader whose arguments depend on the loop (k-fold split, curriculum
+      stage, active-learning pool) is not reported. Dependence is judged by
+      names: `make_dataset()` with no loop variable counts as invariant.
+    - `accelerator.prepare(loader)` written inside a loop that repeats the
+      loader and did not build it is reported at the `prepare` call: each
+      call makes a new wrapper (and new workers at its first `iter()`), and
+      the Accelerator keeps every one (`runtime_checks --rule DL401`: 3
+      wrappers kept after 3 epochs).
+    - Lightning's `reload_dataloaders_every_n_epochs` calls the hooks again
+      on purpose and is never reported: hooks are read as called once per
+      `fit()`.
+    - Through calls, one level is followed (the function called in the loop
+      builds and iterates the loader itself). The loop-invariance test looks
+      at what reaches the function's loader: the arguments for the
+      parameters its loader call reads, and the names or `self` attributes it
+      reads from outside the function (a step counter in another argument, or
+      `model.train()`, changes nothing the loader sees); a method called on
+      the loop's own `self` is not followed.
+    - Anchor: the call (for a loader built by a function called in the loop:
+      its DataLoader call).
 
     ## References
     - [`persistent_workers`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): with it, the workers outlive the end of an epoch and serve the next one.

@@ -43,46 +43,10 @@ class PersistentWorkersDisabled(Rule):
     inside one (every epoch), with `persistent_workers` omitted or `False`.
     With `num_workers` unknown here (`args.workers`) the message suggests
     `persistent_workers=<that expression> > 0`. The loader is followed
-    wherever the file carries it: a module-level loader read by a function
-    the epoch loop calls, a factory that returns it (alone, in a tuple or in
-    a dict; a factory building one loader per branch of `if is_training:`
-    counts, at each call, only the branch its Known argument takes, by
-    keyword, by position or through `**dict(is_training=True)` (or a dict
-    bound once to a name that nothing changes in place, `**train_kwargs`;
-    a guard clause `if is_training: return ...` is a branch too); a worker
-    count that is a factory parameter is read, at each call, as the call
-    passes it, so `make(ds, num_workers=0)` is single-process there, in
-    this file and across files), a list or dict of loaders (also one built
-    by a comprehension, `{x: DataLoader(sets[x], ...) for x in splits}`,
-    reached by any subscript such as `dataloaders[phase]`, and one handed to
-    a function of this file that unpacks or subscripts it: `train_loader,
-    eval_loader = loaders`), a trainer object that stores it, a wrapper
-    iterable in the `for` header (`metric_logger.log_every(loader, 10)`), an
-    endless generator (`while True: yield from loader`).
-
-    Frameworks iterate loaders too (docs/analysis.md, "Frameworks"): a loader returned
-    by the `train_dataloader` or `val_dataloader` hook of a
-    `LightningModule`/`LightningDataModule` subclass (`lightning`,
-    `lightning.pytorch`, `pytorch_lightning`; a same-file base counts) or
-    passed to a Lightning `Trainer`'s `fit(...)`, a loader passed to an Ignite
-    engine's `run(loader, max_epochs=N)` (N not Known 1; omitted is one
-    pass) or run by a handler of `Events.EPOCH_STARTED`/`EPOCH_COMPLETED`
-    (also one the handler reads as a parameter of the function it is defined
-    in), and a loader accelerate's `prepare()` wraps. Not when the Lightning
-    `Trainer` the `fit` is called on is a short run (`max_epochs` Known 0 or
-    1, `fast_dev_run` Known truthy, or `max_steps` Known 0 to 8 with
-    `max_epochs` omitted); a hook no `fit` of the file runs, only when every
-    `Trainer` of the file is. `TrainingArguments(...)` and
-    `Seq2SeqTrainingArguments(...)` configure the loaders the transformers
-    Trainer builds: with `dataloader_num_workers` > 0 (or unknown) and no
-    `dataloader_persistent_workers`, the finding is at that call and asks for
-    `dataloader_persistent_workers=True`; not when `num_train_epochs` is
-    Known <= 1 and no evaluation strategy other than `"no"` is given.
-    Measured by `python -m runtime_checks --rule DL402` (3 epochs, 2 fork
-    workers, torch 2.13 CPU): worker starts of the train loader, persistent
-    off / on, 6 / 2 under Lightning, the transformers Trainer, accelerate and
-    Ignite; of the validation loader 8 / 2 under Lightning (the sanity check
-    and each epoch), 6 / 2 under the Trainer and Ignite.
+    wherever the file carries it (functions, factories, containers, trainer
+    objects, generators) and into the frameworks that iterate loaders for
+    you: Lightning, the transformers Trainer, accelerate and Ignite
+    (docs/analysis.md, "Frameworks"). Details below.
 
     ## Why is this bad?
     Each epoch's `iter(loader)` starts `num_workers` new processes and hands
@@ -125,6 +89,53 @@ class PersistentWorkersDisabled(Rule):
                 pass
     ```
 
+    ## Details
+    Where the loader is followed:
+    - a module-level loader read by a function the epoch loop calls;
+    - a factory that returns it, alone, in a tuple or in a dict. A factory
+      building one loader per branch of `if is_training:` counts, at each
+      call, only the branch its Known argument takes: by keyword, by
+      position, through `**dict(is_training=True)`, or through a dict bound
+      once to a name that nothing changes in place (`**train_kwargs`); a
+      guard clause `if is_training: return ...` is a branch too;
+    - a worker count that is a factory parameter, read at each call as the
+      call passes it: `make(ds, num_workers=0)` is single-process there, in
+      this file and across files;
+    - a list or dict of loaders, also one built by a comprehension
+      (`{x: DataLoader(sets[x], ...) for x in splits}`), reached by any
+      subscript such as `dataloaders[phase]`, or handed to a function of
+      this file that unpacks or subscripts it (`train_loader, eval_loader =
+      loaders`);
+    - a trainer object that stores it, a wrapper iterable in the `for`
+      header (`metric_logger.log_every(loader, 10)`), an endless generator
+      (`while True: yield from loader`).
+
+    Frameworks:
+    - Lightning: a loader returned by the `train_dataloader` or
+      `val_dataloader` hook of a `LightningModule`/`LightningDataModule`
+      subclass (`lightning`, `lightning.pytorch`, `pytorch_lightning`; a
+      same-file base counts), or passed to a `Trainer`'s `fit(...)`. Not when
+      the `Trainer` the `fit` is called on is a short run (`max_epochs` Known
+      0 or 1, `fast_dev_run` Known truthy, or `max_steps` Known 0 to 8 with
+      `max_epochs` omitted); a hook no `fit` of the file runs, only when
+      every `Trainer` of the file is.
+    - Ignite: a loader passed to an engine's `run(loader, max_epochs=N)` (N
+      not Known 1; omitted is one pass) or run by a handler of
+      `Events.EPOCH_STARTED`/`EPOCH_COMPLETED` (also one the handler reads as
+      a parameter of the function it is defined in).
+    - accelerate: a loader `prepare()` wraps.
+    - transformers: `TrainingArguments(...)` and `Seq2SeqTrainingArguments(...)`
+      configure the loaders the Trainer builds. With `dataloader_num_workers`
+      > 0 (or unknown) and no `dataloader_persistent_workers`, the finding is
+      at that call and asks for `dataloader_persistent_workers=True`; not
+      when `num_train_epochs` is Known <= 1 and no evaluation strategy other
+      than `"no"` is given.
+    - Measured by `python -m runtime_checks --rule DL402` (3 epochs, 2 fork
+      workers, torch 2.13 CPU): worker starts of the train loader, persistent
+      off / on, 6 / 2 under Lightning, the transformers Trainer, accelerate
+      and Ignite; of the validation loader 8 / 2 under Lightning (the sanity
+      check and each epoch), 6 / 2 under the Trainer and Ignite.
+
     ## Not reported
     ```python
     import torch
@@ -156,54 +167,60 @@ class PersistentWorkersDisabled(Rule):
     None.
 
     ## Known limits
-    Performance advice, deliberately including canonical code written before
-    persistent workers existed. Not reported when `persistent_workers=False`
-    (or `dataloader_persistent_workers=False`) is written as a literal: that
-    is a decision, and the ones found in real projects were deliberate (a
-    dataset refreshed every epoch by a callback); a name bound to `False` is
-    still reported. Not reported when the only loop is the one
-    whose header iterates the loader, or one whose target picks the loader
-    (`for phase in ["train", "val"]: for b in loaders[phase]:` visits each
-    once), through a `**kwargs` splat, or together with DL401. Not reported when the loop reseeds torch with a value it does
-    not change before the iteration (`torch.manual_seed(42)`, a function of
-    this file that calls it, or the function that iterates seeding itself):
-    fresh workers then replay one random stream every epoch on purpose (a
-    fixed random validation set), which persistent workers would change; a
-    seed that depends on the loop (`torch.manual_seed(epoch)`) is no such
-    wish, and a loader that draws nothing random (no shuffle or an unknown
-    one, no sampler other than `SequentialSampler`, no dataset class of this
-    file whose `__getitem__`/`__iter__` draws from `random`, `np.random`,
-    torch's random functions or an RNG it holds) replays the same batches
-    with persistent workers too: reported. A dataset of a class this file
-    cannot read (imported, or built by a call it cannot see into) counts as
-    drawing nothing, even when its transforms are random. Not reported
-    either when the loop that repeats the iteration
-    may change the dataset: an assignment into it (or `loader.dataset`), a
-    method called on it or on what it holds (`dataset.update()`,
-    `dataset.items.sort()`, imported dataset classes included), or the
-    dataset handed to a call other than a read-only builtin (`bump(dataset,
-    epoch)`, `setattr(dataset, ...)`, `random.shuffle(dataset.items)`):
-    persistent workers would keep training on their start-up copy. Functions
-    of this file called in the loop are read, at any depth: one that only
-    reads what it is given (`describe(val_set)`), a `classmethod`, a
-    `staticmethod` or a method that assigns nothing on `self` changes
-    nothing; `validate(loader)` calling `loader.dataset.set_scale(s)` does;
-    a factory's change to what it builds a new loader from does not count
-    (that loader's new workers see it). A recursive cycle of calls adds
-    nothing to what the cycle finds. A Lightning per-epoch hook of this file
-    (a `Callback`, a module or a data module's `on_train_epoch_start`/`_end`,
-    the validation ones, `on_epoch_start`/`_end`) that changes an attribute
-    chain naming a dataset or the datamodule (`trainer.datamodule.train_set
-    .resample()`) counts as a change in the epoch loop Lightning runs, for
-    every loader Lightning iterates in the file. A loop over a
-    container of loaders (`for loader in loaders:`) iterates each one once;
-    a nested comprehension is not a loop. A value carried through more than
-    100 nested steps (names, elements, returns) is not followed. Anchor: the
-    DataLoader call, inside the factory for loaders a factory builds (that
-    is where `persistent_workers` goes), one finding per call however many
-    calls of the factory reach it; the suggested keyword is read from the
-    factory's own argument (`num_workers > 0` when it is a parameter, since
-    other calls may pass 0).
+    - Performance advice, deliberately including canonical code written
+      before persistent workers existed.
+    - A literal `persistent_workers=False` (or
+      `dataloader_persistent_workers=False`) is a decision, not reported: the
+      ones found in real projects were deliberate (a dataset refreshed every
+      epoch by a callback). A name bound to `False` is still reported.
+    - Not reported when the only loop is the one whose header iterates the
+      loader, or one whose target picks the loader (`for phase in ["train",
+      "val"]: for b in loaders[phase]:` visits each once), through a
+      `**kwargs` splat, or together with DL401.
+    - Not reported when the loop reseeds torch with a value it does not
+      change before the iteration (`torch.manual_seed(42)`, a function of
+      this file that calls it, or the function that iterates seeding
+      itself): fresh workers then replay one random stream every epoch on
+      purpose (a fixed random validation set), which persistent workers
+      would change.
+    - Reported all the same: a seed that depends on the loop
+      (`torch.manual_seed(epoch)`), which is no such wish, and a loader that
+      draws nothing random (no shuffle or an unknown one, no sampler other
+      than `SequentialSampler`, no dataset class of this file whose
+      `__getitem__`/`__iter__` draws from `random`, `np.random`, torch's
+      random functions or an RNG it holds), which replays the same batches
+      with persistent workers too. A dataset of a class this file cannot
+      read (imported, or built by a call it cannot see into) counts as
+      drawing nothing, even when its transforms are random.
+    - Not reported when the loop that repeats the iteration may change the
+      dataset (persistent workers would keep training on their start-up
+      copy): an assignment into it (or `loader.dataset`), a method called on
+      it or on what it holds (`dataset.update()`, `dataset.items.sort()`,
+      imported dataset classes included), or the dataset handed to a call
+      other than a read-only builtin (`bump(dataset, epoch)`,
+      `setattr(dataset, ...)`, `random.shuffle(dataset.items)`).
+    - Functions of this file called in the loop are read, at any depth: one
+      that only reads what it is given (`describe(val_set)`), a
+      `classmethod`, a `staticmethod` or a method that assigns nothing on
+      `self` changes nothing; `validate(loader)` calling
+      `loader.dataset.set_scale(s)` does; a factory's change to what it
+      builds a new loader from does not count (that loader's new workers see
+      it). A recursive cycle of calls adds nothing to what the cycle finds.
+    - A Lightning per-epoch hook of this file (a `Callback`, a module or a
+      data module's `on_train_epoch_start`/`_end`, the validation ones,
+      `on_epoch_start`/`_end`) that changes an attribute chain naming a
+      dataset or the datamodule (`trainer.datamodule.train_set.resample()`)
+      counts as a change in the epoch loop Lightning runs, for every loader
+      Lightning iterates in the file.
+    - A loop over a container of loaders (`for loader in loaders:`) iterates
+      each one once; a nested comprehension is not a loop.
+    - A value carried through more than 100 nested steps (names, elements,
+      returns) is not followed.
+    - Anchor: the DataLoader call, inside the factory for loaders a factory
+      builds (that is where `persistent_workers` goes), one finding per call
+      however many calls of the factory reach it; the suggested keyword is
+      read from the factory's own argument (`num_workers > 0` when it is a
+      parameter, since other calls may pass 0).
 
     ## References
     - [`persistent_workers`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): with it, the workers outlive the end of an epoch and serve the next one.
@@ -212,7 +229,7 @@ class PersistentWorkersDisabled(Rule):
     """
 
     CODE = "DL402"
-    ACROSS_FILES = FACTORY_SITES.format(anchor="the factory's call, naming the DataLoader's file and line") + FOLLOWS_CALLABLES + " Not when the defining module iterates that loader every epoch itself: it reports it there, at the DataLoader call. The fix command works per file and does not edit the other module. A Lightning module or data module of this file whose Lightning base class is in another module of the project has its hooks read. A function imported from the project and called in the epoch loop with the dataset is still taken to change it: its module summary does not say what it changes (same-file functions are read, v7)."
+    ACROSS_FILES = FACTORY_SITES.format(anchor="the factory's call, naming the DataLoader's file and line") + FOLLOWS_CALLABLES + " Not when the defining module iterates that loader every epoch itself: it reports it there, at the DataLoader call. The fix command works per file and does not edit the other module. A Lightning module or data module of this file whose Lightning base class is in another module of the project has its hooks read. A function imported from the project and called in the epoch loop with the dataset is still taken to change it: its module summary does not say what it changes (same-file functions are read)."
     NAME = "persistent-workers-disabled"
     MESSAGE = "DataLoader workers are restarted every epoch; pass {fix} to keep them between epochs"
     FRAMEWORK_MESSAGE = (

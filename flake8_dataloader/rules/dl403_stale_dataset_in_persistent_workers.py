@@ -74,9 +74,9 @@ class StaleDatasetInPersistentWorkers(Rule):
     None.
 
     ## Known limits
-    Method calls on imported datasets are not reported: some (`set_epoch` in
-    several libraries) share state with workers through shared memory.
-    Anchor: the mutation.
+    - Method calls on imported datasets are not reported: some (`set_epoch`
+      in several libraries) share state with workers through shared memory.
+    - Anchor: the mutation.
 
     ## References
     - [`persistent_workers`](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader): with it, the workers outlive the end of an epoch and serve the next one.

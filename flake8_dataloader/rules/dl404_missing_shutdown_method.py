@@ -91,7 +91,7 @@ class MissingShutdownMethod(Rule):
     None.
 
     ## Known limits
-    Anchor: the call.
+    - Anchor: the call.
 
     ## References
     - [`torch/utils/data/dataloader.py`](https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py): `_shutdown_workers` belongs to `_MultiProcessingDataLoaderIter`; `DataLoader` has no `close()`.

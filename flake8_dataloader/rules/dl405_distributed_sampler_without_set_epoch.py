@@ -75,26 +75,28 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     None.
 
     ## Known limits
-    Frameworks: Lightning (hooks and loaders passed to `fit`) and
-    accelerate's prepared loaders call `set_epoch` themselves, and so does the
-    transformers Trainer on the loaders it builds: a loader handed to them is
-    never reported. Ignite never calls it: a loader run by an engine for
-    several epochs is reported unless a handler calls `set_epoch` on the
-    sampler or `setup_common_training_handlers(..., train_sampler=sampler)`
-    is called (`runtime_checks --rule DL402`: sampler epoch after 3 epochs
-    2 under Lightning and accelerate, 0 under Ignite).
-
-    A `set_epoch` call counts when its receiver may be that sampler: the
-    sampler itself, `loader.sampler`, `batch_sampler.sampler`, or a
-    parameter of a same-file function the file calls with it, also the
-    `.sampler` of a loader parameter (`dataloader.sampler.set_epoch(epoch)`
-    in a `_run_epoch(self, epoch, dataloader)` the file calls with the
-    loader); a `set_epoch` on another loader's sampler does not count. When a
-    receiver cannot be followed (a parameter no call of the file passes, an
-    attribute of an object made elsewhere), nothing is reported in the file:
-    that call may be the fix. Not reported for a loader or sampler named for
-    evaluation (its name contains `val`, `test` or `eval`): its order does
-    not matter. Anchor: the sampler's construction.
+    - Frameworks: Lightning (hooks and loaders passed to `fit`) and
+      accelerate's prepared loaders call `set_epoch` themselves, and so does
+      the transformers Trainer on the loaders it builds: a loader handed to
+      them is never reported.
+    - Ignite never calls it: a loader run by an engine for several epochs is
+      reported unless a handler calls `set_epoch` on the sampler or
+      `setup_common_training_handlers(..., train_sampler=sampler)` is called
+      (`runtime_checks --rule DL402`: sampler epoch after 3 epochs 2 under
+      Lightning and accelerate, 0 under Ignite).
+    - A `set_epoch` call counts when its receiver may be that sampler: the
+      sampler itself, `loader.sampler`, `batch_sampler.sampler`, or a
+      parameter of a same-file function the file calls with it, also the
+      `.sampler` of a loader parameter
+      (`dataloader.sampler.set_epoch(epoch)` in a `_run_epoch(self, epoch,
+      dataloader)` the file calls with the loader); a `set_epoch` on another
+      loader's sampler does not count.
+    - When a receiver cannot be followed (a parameter no call of the file
+      passes, an attribute of an object made elsewhere), nothing is reported
+      in the file: that call may be the fix.
+    - Not reported for a loader or sampler named for evaluation (its name
+      contains `val`, `test` or `eval`): its order does not matter.
+    - Anchor: the sampler's construction.
 
     ## References
     - [`DistributedSampler`](https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler): call `set_epoch(epoch)` before each epoch's iterator is created, or every epoch uses the same order.

@@ -59,7 +59,8 @@ class SynchronousLoading(Rule):
     Enable with `--extend-select=DL410`.
 
     ## Known limits
-    Small in-memory datasets can be faster without workers. Anchor: the call.
+    - Small in-memory datasets can be faster without workers.
+    - Anchor: the call.
 
     ## References
     - [Single- and multi-process data loading](https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading).

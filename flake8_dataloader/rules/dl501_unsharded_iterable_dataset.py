@@ -107,17 +107,19 @@ class UnshardedIterableDataset(Rule):
     None.
 
     ## Known limits
-    A `worker_init_fn` defined in this file silences the finding only when it
-    can shard, i.e. it reads `get_worker_info()` (itself or through the
-    functions it calls); one that only seeds leaves the stream reported. A
-    `worker_init_fn` imported from the project is read in its module the same
-    way; one defined elsewhere (a library's, a parameter) is assumed to
-    shard. A loader that is never iterated is not reported: bound to a name
-    that is only read for its attributes (`loader.batch_size`) or by a
-    builtin that only reads (`len`, `print`), it starts no worker. Any other
-    use (iterated, returned, stored on an object, handed to a call) may
-    iterate it and keeps the finding, and so does a module-level loader its
-    module never reads (another module may import it). Anchor: the loader call.
+    - A `worker_init_fn` defined in this file silences the finding only when
+      it can shard, i.e. it reads `get_worker_info()` (itself or through the
+      functions it calls); one that only seeds leaves the stream reported.
+    - A `worker_init_fn` imported from the project is read in its module the
+      same way; one defined elsewhere (a library's, a parameter) is assumed
+      to shard.
+    - A loader that is never iterated is not reported: bound to a name that
+      is only read for its attributes (`loader.batch_size`) or by a builtin
+      that only reads (`len`, `print`), it starts no worker. Any other use
+      (iterated, returned, stored on an object, handed to a call) may
+      iterate it and keeps the finding, and so does a module-level loader
+      its module never reads (another module may import it).
+    - Anchor: the loader call.
 
     ## References
     - [`torch.utils.data.IterableDataset`](https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset): the documented sharding by `get_worker_info()`.

@@ -97,10 +97,11 @@ class SingleUseIterableDataset(Rule):
     None.
 
     ## Known limits
-    Reported once per class, naming the first loader (by line) that empties
-    and why: persistent workers, or a single process. A loader whose workers
-    are fresh every epoch is no trigger (each gets a new copy). Anchor: the
-    `__iter__` definition.
+    - Reported once per class, naming the first loader (by line) that
+      empties and why: persistent workers, or a single process.
+    - A loader whose workers are fresh every epoch is no trigger (each gets
+      a new copy).
+    - Anchor: the `__iter__` definition.
 
     ## References
     - [`torch.utils.data.IterableDataset`](https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset): the documented sharding by `get_worker_info()`.

@@ -140,19 +140,21 @@ class HandleSharedWithWorkers(Rule):
     None.
 
     ## Known limits
-    Not reported when the class defines `__getstate__`, `__setstate__` or
-    `__reduce__` (it decides what a worker receives), when `np.load` does not
-    name an `.npz` file, or when every loader of the class in the file is
-    proven single-process. A module that only defines the class is
-    reported. A handle opened in a `with` block and closed there is not
-    stored. A value derived from a stored handle at construction is still
-    the handle, read where it is read: an item of an HDF5 file or zarr store
-    (`self.images = self.h5["images"]`), an attribute chain of a PyTables
-    file (`self.f.root.samples`), a connection's `cursor()`, an LMDB
-    environment's `begin()`, a member a zip or tar opens; a slice, `[()]`,
-    an `.npz`'s or an HDFStore's items and other methods
-    (`zf.namelist()`, `f.read()`) read the data out and are not the handle.
-    Anchor: the assignment that opens the handle.
+    - Not reported when the class defines `__getstate__`, `__setstate__` or
+      `__reduce__` (it decides what a worker receives), when `np.load` does
+      not name an `.npz` file, or when every loader of the class in the file
+      is proven single-process.
+    - A module that only defines the class is reported.
+    - A handle opened in a `with` block and closed there is not stored.
+    - A value derived from a stored handle at construction is still the
+      handle, read where it is read: an item of an HDF5 file or zarr store
+      (`self.images = self.h5["images"]`), an attribute chain of a PyTables
+      file (`self.f.root.samples`), a connection's `cursor()`, an LMDB
+      environment's `begin()`, a member a zip or tar opens.
+    - Not the handle: a slice, `[()]`, an `.npz`'s or an HDFStore's items
+      and other methods (`zf.namelist()`, `f.read()`): they read the data
+      out.
+    - Anchor: the assignment that opens the handle.
 
     ## References
     - [Multi-process data loading](https://pytorch.org/docs/stable/data.html#multi-process-data-loading): each worker holds a copy of the dataset object.

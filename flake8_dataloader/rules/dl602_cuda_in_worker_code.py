@@ -99,9 +99,11 @@ class CudaInWorkerCode(Rule):
     None.
 
     ## Known limits
-    A device that is not a known string (`.to(self.device)`, `.to(args.device)`)
-    is not reported. CUDA tensors stored in `__init__` and read in
-    `__getitem__` are not followed yet. Anchor: the CUDA call.
+    - A device that is not a known string (`.to(self.device)`,
+      `.to(args.device)`) is not reported.
+    - CUDA tensors stored in `__init__` and read in `__getitem__` are not
+      followed yet.
+    - Anchor: the CUDA call.
 
     ## References
     - [CUDA in multiprocessing](https://pytorch.org/docs/stable/notes/multiprocessing.html#cuda-in-multiprocessing): the CUDA runtime does not support fork.

@@ -100,11 +100,12 @@ class CudaDefaultDeviceWithShuffle(Rule):
     None.
 
     ## Known limits
-    Which fix PyTorch accepts on every version (a CUDA generator, or building
-    the loader before switching the default device) is for the CUDA scenario
-    to show; until it has run on a GPU the page says what the source implies.
-    A default device set in another module is not seen. Anchor: the loader
-    call.
+    - Which fix PyTorch accepts on every version (a CUDA generator, or
+      building the loader before switching the default device) is for the
+      CUDA scenario to show; until it has run on a GPU the page says what
+      the source implies.
+    - A default device set in another module is not seen.
+    - Anchor: the loader call.
 
     ## References
     - [`torch.set_default_device`](https://pytorch.org/docs/stable/generated/torch.set_default_device.html).

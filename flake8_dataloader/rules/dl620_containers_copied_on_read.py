@@ -102,8 +102,8 @@ class ContainersCopiedOnRead(Rule):
     Enable with `--extend-select=DL620`.
 
     ## Known limits
-    The size is unknown statically: a small list is harmless. Anchor: the
-    assignment.
+    - The size is unknown statically: a small list is harmless.
+    - Anchor: the assignment.
 
     ## References
     - [pytorch#13246](https://github.com/pytorch/pytorch/issues/13246): memory of workers grows with a list-based dataset (copy-on-read).
