@@ -20,7 +20,9 @@ REQUIRED_MODULES = ("numpy", "torch")  # numpy first: torch warns when it is mis
 
 
 def install_hint(module: str) -> str:
-    return f"runtime_checks needs {module}: pip install 'flake8-dataloader[runtime]' (or pip install {module})"
+    from .install import command
+
+    return f"runtime_checks needs {module}: {command('runtime')} (or pip install {module})"
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -29,6 +31,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
         description="Measure what each flake8-dataloader finding costs on this machine.",
     )
     parser.add_argument("--rule", action="append", metavar="DLnnn", help="only scenarios of this rule (repeatable)")
+    parser.add_argument("--all", action="store_true",
+                        help="with --dataset or --loader: run every scenario too (without it they run alone)")
     parser.add_argument("--quick", action="store_true",
                         help="tiny sizes: the whole CPU run in under a minute on 2 cores (noisier numbers)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
@@ -44,7 +48,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser.add_argument("--loader", metavar="MODULE:FACTORY",
                         help="also time your own DataLoader as training builds it, and with persistent_workers "
                              "flipped, and check this machine for it (shared memory, CPUs, open files); FACTORY is "
-                             "called with no arguments and returns the DataLoader")
+                             "called with no arguments and returns the DataLoader; runs alone, with the machine "
+                             "checks, unless --rule or --all asks for scenarios too")
     parser.add_argument("--run-epochs", type=_positive, default=100, metavar="N",
                         help="epochs of your training run, for what --loader's saving adds up to (default 100)")
     parser.add_argument("--loader-batches", type=_positive, metavar="N",
@@ -130,6 +135,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     problem = output_problem(args) or shm_problem(args.shm_path)
     if problem is not None:
         return _fail(problem)
+    from .catalogue import listing
+
+    # The catalogue is read from the scenarios' source: --list and --rule need no torch.
+    listed = listing()
+    known = sorted({code for rules, _ in listed for code in rules})
+    wanted = {r.upper() for r in args.rule or ()}
+    if args.rule:
+        unknown = [r for r in args.rule if r.upper() not in known]
+        if unknown:
+            return _fail(f"unknown rule {', '.join(unknown)} (scenarios exist for {', '.join(known)})")
+    if args.list:
+        for rules, name in listed:
+            if not wanted or wanted & set(rules):
+                print(f"{','.join(rules):<12} {name}")
+        return EXIT_OK
     for module in REQUIRED_MODULES:
         try:
             importlib.import_module(module)
@@ -142,22 +162,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     from .scenarios.common import progress_printed
 
     scenarios = registry()
-    known = sorted({code for s in scenarios for code in s.rules})
-    if args.rule:
-        unknown = [r for r in args.rule if r.upper() not in known]
-        if unknown:
-            return _fail(f"unknown rule {', '.join(unknown)} (scenarios exist for {', '.join(known)})")
-        wanted = {r.upper() for r in args.rule}
+    if wanted:
         scenarios = [s for s in scenarios if wanted & set(s.rules)]
-    if args.list:
-        for scenario in scenarios:
-            print(f"{','.join(scenario.rules):<12} {scenario.name}")
-        return EXIT_OK
+    elif (args.loader or args.dataset) and not args.all:
+        scenarios = []  # the user's own loader or dataset alone: what they asked about, in seconds
     if args.plot:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            return _fail("--plot needs matplotlib: pip install 'flake8-dataloader[plot]'")
+            from .install import command
+
+            return _fail(f"--plot needs matplotlib: {command('plot')}")
         if not args.loader and not any(s.name == "epoch-timing" for s in scenarios):
             print("runtime_checks: note: --plot draws the epoch timing (DL401/DL402), which the selected rules "
                   "do not run: no plot will be written", file=sys.stderr)
