@@ -84,3 +84,48 @@ def returns_dataset():
 
 def raises():
     raise FileNotFoundError("data/train.tar")
+
+
+# -- --tune ---------------------------------------------------------------------------------------
+
+
+class SlowReads(Dataset):
+    """Each sample waits on storage (a sleep): IO-bound, so more workers load more batches a second."""
+
+    def __init__(self, count: int = 64, wait_s: float = 0.005):
+        self.count, self.wait_s = count, wait_s
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int):
+        import time
+
+        time.sleep(self.wait_s)
+        return torch.full((4,), float(index))
+
+
+def io_bound_loader():
+    """16 batches an epoch of 4 samples that each wait 5 ms, loaded in the training process."""
+    return DataLoader(SlowReads(), batch_size=4)
+
+
+def trivial_loader():
+    """Samples that cost nothing to make: workers can only add their hand-over."""
+    return DataLoader(torch.utils.data.TensorDataset(torch.arange(256.0)), batch_size=16)
+
+
+def fork_context_io_loader():
+    """The IO-bound loader with 1 fork worker, not persistent (the tool keeps its start method)."""
+    return DataLoader(SlowReads(), batch_size=4, num_workers=1, multiprocessing_context="fork")  # noqa: DL402
+
+
+def train_step(batch):
+    """A training step of about 2 ms."""
+    import time
+
+    time.sleep(0.002)
+
+
+def step_without_argument():
+    pass
