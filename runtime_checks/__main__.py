@@ -122,6 +122,8 @@ def option_problem(args: argparse.Namespace) -> Optional[str]:
     if args.step and args.step_ms:
         return "--step and --step-ms: give one (your step, or a stand-in of MS milliseconds)"
     return None
+
+
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 

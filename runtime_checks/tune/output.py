@@ -64,7 +64,8 @@ def plot(result: Dict, path: str, spec: str) -> None:
                                                                   "data (%)", 100.0))
     for axis, (key, title, scale) in zip(axes, panels):
         groups: Dict[str, List[Dict]] = {}
-        for row in rows:  # the sweep as a line; the given loader off it and each variant as points
+        shown = [row for row in rows if row.get(key)]
+        for row in shown:  # the sweep as a line; the given loader off it and each variant as points
             name = {"sweep": "workers sweep", "given": "as given (off the sweep)"}.get(row["kind"]) or _variant(row)
             groups.setdefault(name, []).append(row)
         for offset, (name, members) in enumerate(groups.items()):
@@ -77,7 +78,7 @@ def plot(result: Dict, path: str, spec: str) -> None:
                           linestyle="-" if name == "workers sweep" else "none")
             for row, at in zip(members, x):
                 row["_x"] = at
-        for row in rows:
+        for row in shown:
             x, y = row["_x"], row[key]["median"] * scale
             if row.get("given"):
                 axis.scatter([x], [y], s=260, marker="*", color="black", zorder=5,
@@ -91,8 +92,8 @@ def plot(result: Dict, path: str, spec: str) -> None:
         axis.set_ylim(bottom=0, top=105 if key == "wait_share" else None)
         axis.grid(True, alpha=0.3)
     if not metrics["step"]:
-        axes[1].text(0.5, 0.45, "no training step given (--step-ms or --step):\nthe loop only loads, so it always waits",
-                     transform=axes[1].transAxes, ha="center", fontsize="small", color="dimgray")
+        note = "no training step given (--step-ms or --step):\nthe loop only loads, so it always waits"
+        axes[1].text(0.5, 0.45, note, transform=axes[1].transAxes, ha="center", fontsize="small", color="dimgray")
     axes[0].legend(loc="best", fontsize="small")
     step = f"step {metrics['step']} per batch" if metrics["step"] else "no training step: loading alone"
     verdict = metrics["recommendation"]
