@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 Entry = Tuple[Tuple[str, ...], str]  # (rules, name)
 _PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios")
@@ -29,12 +29,18 @@ def _families() -> List[str]:
 
 def _declared(module: str) -> List[Entry]:
     entries: List[Entry] = []
+    target: ast.expr
+    value: Optional[ast.expr]
     for node in _tree(module).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else (
-            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
-        if not (isinstance(target, ast.Name) and target.id == "SCENARIOS" and isinstance(node.value, ast.List)):
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
             continue
-        for call in node.value.elts:
+        if not (isinstance(target, ast.Name) and target.id == "SCENARIOS" and isinstance(value, ast.List)):
+            continue
+        for call in value.elts:
             if isinstance(call, ast.Call) and len(call.args) >= 2:
                 name, rules = ast.literal_eval(call.args[0]), ast.literal_eval(call.args[1])
                 entries.append((tuple(rules), name))

@@ -12,7 +12,7 @@ import gc
 import importlib
 import inspect
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from torch.utils.data import DataLoader
 
@@ -93,7 +93,7 @@ class Run:
         iterator = getattr(self.loader, "_iterator", None)
         if iterator is not None and hasattr(iterator, "_shutdown_workers"):
             iterator._shutdown_workers()
-        self.loader = None
+        del self.loader  # the last reference: a loader's workers go with its iterator
         gc.collect()
         quiet = time.monotonic() + 5
         while children() and time.monotonic() < quiet:
@@ -121,13 +121,14 @@ def measure(loader: DataLoader, setting: grid.Setting, step: Callable, opts: Opt
     finally:
         run.close()
     later = [r for r in records[1:] if r["whole"] and r["epoch_s"] > 0]
-    row = {"label": setting.label(), "setting": setting.as_dict(), "epochs": records,
-           "first_batch_s": records[0]["first_batch_s"] if records and records[0]["batches"] else None,
-           "rate": summarize([r["batches"] / r["epoch_s"] for r in later]) if later else None,
-           "wait_share": summarize([r["data_wait_s"] / r["epoch_s"] for r in later]) if later else None,
-           "shm_peak_bytes": int(max(shm.peak(), 0)),
-           "workers_memory_bytes": int(memory.peak()),
-           "batch_bytes": run.batch_bytes, "tensors_per_batch": run.tensors}
+    rates = [r["batches"] / r["epoch_s"] for r in later]
+    waits = [r["data_wait_s"] / r["epoch_s"] for r in later]
+    row: Dict[str, Any] = {
+        "label": setting.label(), "setting": setting.as_dict(), "epochs": records,
+        "first_batch_s": records[0]["first_batch_s"] if records and records[0]["batches"] else None,
+        "rate": summarize(rates) if rates else None, "wait_share": summarize(waits) if waits else None,
+        "shm_peak_bytes": int(max(shm.peak(), 0)), "workers_memory_bytes": int(memory.peak()),
+        "batch_bytes": run.batch_bytes, "tensors_per_batch": run.tensors}
     shown = f"{row['rate']['median']:.1f} batches/s" if row["rate"] else "no whole epoch after the first"
     progress(opts, NAME, f"{setting.label()}: {len(records)} epochs, {shown}")
     return row
@@ -152,7 +153,7 @@ def calibrate(loader: DataLoader, setting: grid.Setting, step: Callable, opts: O
 
 def tune(opts: Options, budget: float, step_spec: Optional[str]) -> Dict:
     started = time.perf_counter()
-    loader = build_loader(opts.loader)
+    loader = build_loader(opts.loader or "")
     step = load_step(step_spec) if step_spec else Step(opts.device, opts.step_ms)
     start, usable = grid.given(loader), usable_cpus()
     planned = [s for s in grid.sweep(start, usable) if s != start]
