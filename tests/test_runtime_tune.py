@@ -120,6 +120,14 @@ def test_fewer_workers_as_fast_as_the_given_ones_are_named():
         "(workers' memory 120 MB (120 MB less than as given), /dev/shm peak 0 bytes)")
 
 
+def test_settings_without_two_epochs_to_compare_are_named_not_ranked():
+    rows = [_row(0, (40, 41, 42), given=True), _row(1, (60, 62, 64)), _row(2, (90, 95, 99, 1))]
+    verdict = advice.recommend(rows, ROOM, stepped=False)
+    assert verdict["recommended"] == "num_workers=1, persistent_workers=True, prefetch_factor=2"
+    assert verdict["text"].endswith("; not compared, too few whole epochs within the budget: num_workers=2, "
+                                    "persistent_workers=True, prefetch_factor=2")
+
+
 def test_too_few_epochs_give_no_recommendation():
     rows = [_row(0, (40, 41, 42, 1), given=True), _row(2, (79, 81, 85))]
     verdict = advice.recommend(rows, ROOM, stepped=False)

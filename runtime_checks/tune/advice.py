@@ -86,5 +86,8 @@ def recommend(rows: List[Dict], headroom: Dict, stepped: bool) -> Dict:
             " there: loading does not keep up" if share > WAIT_KEEPS_UP else "")
     if warned:
         text += "; WARNING: " + "; ".join(warned)
+    unmeasured = [r["label"] for r in rows if not _comparable(r)]
+    if unmeasured:
+        text += f"; not compared, too few whole epochs within the budget: {', '.join(unmeasured)}"
     return {"verdict": verdict, "recommended": chosen["label"] if chosen else None, "gain": gain,
             "best": best["label"], "warnings": warned, "text": text}

@@ -100,24 +100,40 @@ class Run:
             time.sleep(0.02)
 
 
+MIN_EPOCHS = 3  # epoch 1 apart, two to give an IQR
+
+
+def _next_epoch(record: Dict) -> float:
+    """How long the next epoch should take: epoch 1's worker start-up does not come again."""
+    return record["epoch_s"] - (record["first_batch_s"] if record["epoch"] == 1 else 0.0)
+
+
 def measure(loader: DataLoader, setting: grid.Setting, step: Callable, opts: Options, seconds: float,
-            cap: Optional[int], shm_path: str) -> Dict:
-    """Epochs of ``setting`` for ``seconds``: epoch 1 apart, then whole epochs while the next one fits."""
+            cap: Optional[int], shm_path: str, hard: Optional[float] = None) -> Dict:
+    """Epochs of ``setting`` for ``seconds``: epoch 1 apart, then whole epochs while the next one fits.
+    Up to MIN_EPOCHS, an epoch that overruns the slice may still run when it fits before ``hard`` (the
+    budget's end, a perf_counter time): fewer could not be compared at all."""
     deadline = time.perf_counter() + seconds
+    hard = deadline if hard is None else max(hard, deadline)
     run = Run(grid.build(loader, setting), step, Clock(opts.device), cap)
     baseline = shm_used(shm_path)
     records: List[Dict] = []
     try:
         with Sampler(lambda: shm_used(shm_path) - baseline, interval=0.02) as shm, \
                 Sampler(workers_memory, interval=0.2) as memory:
+            until = deadline
             while True:
-                record = run.epoch(len(records), deadline)
+                record = run.epoch(len(records), until)
                 records.append(record)
                 if record["epoch_s"] > 1:
                     progress(opts, NAME, f"{setting.label()}: epoch {record['epoch']} {record['epoch_s']:.2f} s")
-                left = deadline - time.perf_counter()
-                if not record["whole"] or left < record["epoch_s"]:
+                now, estimate = time.perf_counter(), _next_epoch(record)
+                if not record["whole"]:
                     break
+                if now + estimate > deadline:
+                    if len(records) >= MIN_EPOCHS or now + estimate > hard:
+                        break
+                    until = min(hard, now + 2 * estimate)  # a slow epoch is cut, not waited for
     finally:
         run.close()
     later = [r for r in records[1:] if r["whole"] and r["epoch_s"] > 0]
@@ -166,7 +182,8 @@ def tune(opts: Options, budget: float, step_spec: Optional[str]) -> Dict:
 
         def run(setting: grid.Setting, still: int, kind: str) -> None:
             left = budget - (time.perf_counter() - started)
-            rows.append(measure(loader, setting, step, opts, max(left / still, 0.0), cap, opts.shm_path))
+            rows.append(measure(loader, setting, step, opts, max(left / still, 0.0), cap, opts.shm_path,
+                                hard=started + budget))
             rows[-1]["kind"] = kind
 
         on_sweep = start in grid.sweep(start, usable)
