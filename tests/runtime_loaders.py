@@ -129,3 +129,15 @@ def train_step(batch):
 
 def step_without_argument():
     pass
+
+
+class MissingFiles(Dataset):
+    def __len__(self) -> int:
+        return 8
+
+    def __getitem__(self, index: int):
+        raise FileNotFoundError(f"data/{index}.png")
+
+
+def broken_loader():
+    return DataLoader(MissingFiles(), batch_size=4)

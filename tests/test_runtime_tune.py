@@ -183,6 +183,13 @@ def test_a_users_step_runs_after_each_batch_and_its_data_wait_is_measured():
     assert probes.children() == []  # the persistent workers went with their setting
 
 
+def test_a_loader_that_raises_fails_the_tune_with_its_last_line():
+    result = tune_run.tune(Options(loader="tests.runtime_loaders:broken_loader", progress=False), 2.0, None)
+    assert result == {"status": "failed", "summary": "tests.runtime_loaders:broken_loader: loading failed: "
+                                                     "FileNotFoundError: data/0.png"}
+    assert probes.children() == []
+
+
 @pytest.mark.parametrize(("spec", "message"), [
     ("tests.runtime_loaders", "--step 'tests.runtime_loaders': expected MODULE:FN, e.g. mypkg.train:train_step"),
     ("tests.runtime_loaders:missing", "--step: 'tests.runtime_loaders' has no attribute 'missing'"),
