@@ -115,11 +115,6 @@ def trivial_loader():
     return DataLoader(torch.utils.data.TensorDataset(torch.arange(256.0)), batch_size=16)
 
 
-def fork_context_io_loader():
-    """The IO-bound loader with 1 fork worker, not persistent (the tool keeps its start method)."""
-    return DataLoader(SlowReads(), batch_size=4, num_workers=1, multiprocessing_context="fork")  # noqa: DL402
-
-
 def train_step(batch):
     """A training step of about 2 ms."""
     import time

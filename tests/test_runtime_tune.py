@@ -233,7 +233,8 @@ def _recorded():
     machine = [{"check": "CPUs", "level": "ok", "text": "num_workers=0, CPUs this process may use: 2"}]
     return {"metrics": {"rows": rows, "recommendation": advice.recommend(rows, ROOM, stepped=False),
                         "batches_per_epoch_cap": None, "usable_cpus": 2, "start_method": "fork", "budget_s": 60.0,
-                        "step": None, "machine_checks": machine}}
+                        "step": None, "machine_checks": machine,
+                        "machine_checks_for": "num_workers=2, persistent_workers=True, prefetch_factor=2"}}
 
 
 def test_the_table_marks_the_given_and_the_recommended_rows():
@@ -244,7 +245,8 @@ def test_the_table_marks_the_given_and_the_recommended_rows():
     assert lines[4].startswith("num_workers=2, persistent_workers=True, prefetch_factor=2 ")
     assert lines[4].endswith(" <- recommended") and "81.0 [6.0] n=5" in lines[4]
     assert lines[7].startswith("recommendation: use num_workers=2, persistent_workers=True, prefetch_factor=2: 2.0x")
-    assert lines[-1] == "  ok      CPUs: num_workers=0, CPUs this process may use: 2"
+    assert lines[-2:] == ["this machine for num_workers=2, persistent_workers=True, prefetch_factor=2:",
+                          "  ok      CPUs: num_workers=0, CPUs this process may use: 2"]
 
 
 def test_the_plot_is_written(tmp_path):
@@ -269,12 +271,15 @@ def _tune(spec, budget):
 
 def test_an_io_bound_loader_gets_workers_within_a_10_s_budget():
     metrics, seconds = _tune(IO, 10)
-    assert seconds < 20 and metrics["spent_s"] <= 10.5
+    assert seconds < 20 and metrics["spent_s"] <= 10.5, (seconds, metrics["spent_s"])
     rows = {r["label"]: r for r in metrics["rows"]}
     zero, two = rows["num_workers=0"], rows["num_workers=2, persistent_workers=True, prefetch_factor=2"]
-    assert zero.get("given") and two["rate"]["q1"] > zero["rate"]["q3"]  # throughput rises with workers
+    assert zero.get("given") and two["rate"]["q1"] > zero["rate"]["q3"], (zero["rate"], two["rate"])  # rises
     verdict = metrics["recommendation"]
     assert verdict["verdict"] == "change" and verdict["gain"] > 1.3
+    assert metrics["machine_checks_for"] == verdict["recommended"]
+    workers = rows[verdict["recommended"]]["setting"]["workers"]
+    assert metrics["machine_checks"][1]["text"].startswith(f"num_workers={workers}, CPUs this process may use")
     assert grid.Setting(**rows[verdict["recommended"]]["setting"]).workers > 0
 
 

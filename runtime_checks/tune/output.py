@@ -37,7 +37,7 @@ def table(result: Dict, spec: str) -> str:
                      f"{memory:>11}{mark}")
     lines.append("  * noisy: IQR above 10% of the median; first batch: epoch 1's, workers starting included")
     lines.append(f"{'recommendation' if verdict['verdict'] == 'change' else 'verdict'}: {verdict['text']}")
-    lines.append("this machine for the loader as given:")
+    lines.append(f"this machine for {metrics.get('machine_checks_for', 'the loader as given')}:")
     for check in metrics["machine_checks"]:
         level = check["level"].upper() if check["level"] != "ok" else "ok"
         lines.append(f"  {level:<8}{check['check']}: {check['text']}")

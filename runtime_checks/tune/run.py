@@ -203,10 +203,14 @@ def tune(opts: Options, budget: float, step_spec: Optional[str]) -> Dict:
     given_row["given"] = True
     headroom = {"shm_bytes": shm_size(opts.shm_path), "available_memory_bytes": available_memory()}
     verdict = advice.recommend(rows, headroom, stepped=bool(step_spec or opts.step_ms))
-    machine = checks(loader, given_row["shm_peak_bytes"], given_row["batch_bytes"], given_row["tensors_per_batch"],
+    # The machine checks for the setting the user would run: the recommended one, else theirs.
+    chosen = next((r for r in rows if r["label"] == verdict["recommended"]), given_row)
+    twin = loader if chosen is given_row else grid.build(loader, grid.Setting(**chosen["setting"]))
+    machine = checks(twin, chosen["shm_peak_bytes"], chosen["batch_bytes"], chosen["tensors_per_batch"],
                      opts.shm_path)
     return {"status": "ok", "summary": f"{opts.loader}: {verdict['text']}", "metrics": {
         "rows": rows, "recommendation": verdict, "budget_s": budget, "batches_per_epoch_cap": cap,
         "usable_cpus": usable, "headroom": headroom, "machine_checks": machine,
+        "machine_checks_for": "the loader as given" if chosen is given_row else chosen["label"],
         "step": step_spec or (f"{opts.step_ms:g} ms" if opts.step_ms else None),
         "start_method": machine[3]["method"], "spent_s": round(time.perf_counter() - started, 3)}}
