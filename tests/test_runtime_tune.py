@@ -55,10 +55,10 @@ def test_twins_keep_the_loaders_own_parts_and_drop_what_torch_refuses_without_wo
     assert grid.given(loader) == grid.Setting(2, False, 2, False)
     none = grid.build(loader, grid.Setting(0, False, None, False))
     assert none.num_workers == 0 and none.multiprocessing_context is None and none.prefetch_factor is None
-    four = grid.build(loader, grid.Setting(4, True, 4, False))
-    assert (four.num_workers, four.persistent_workers, four.prefetch_factor) == (4, True, 4)
-    assert four.sampler is loader.sampler and four.collate_fn is runtime_loaders.stack_images
-    assert four.multiprocessing_context.get_start_method() == "fork"
+    two = grid.build(loader, grid.Setting(2, True, 4, False))
+    assert (two.num_workers, two.persistent_workers, two.prefetch_factor) == (2, True, 4)
+    assert two.sampler is loader.sampler and two.collate_fn is runtime_loaders.stack_images
+    assert two.multiprocessing_context.get_start_method() == "fork"
 
 
 # -- the recommendation, from recorded numbers --------------------------------------------------
