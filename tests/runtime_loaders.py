@@ -136,3 +136,20 @@ class MissingFiles(Dataset):
 
 def broken_loader():
     return DataLoader(MissingFiles(), batch_size=4)
+
+
+class Endless(torch.utils.data.IterableDataset):
+    """A stream with no end (a webdataset-style shard reader that cycles): epochs must be cut."""
+
+    def __iter__(self):
+        import time
+
+        count = 0
+        while True:
+            time.sleep(0.002)
+            count += 1
+            yield torch.tensor([float(count)])
+
+
+def endless_loader():
+    return DataLoader(Endless(), batch_size=4)

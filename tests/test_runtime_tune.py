@@ -183,6 +183,21 @@ def test_a_users_step_runs_after_each_batch_and_its_data_wait_is_measured():
     assert probes.children() == []  # the persistent workers went with their setting
 
 
+def test_epochs_that_do_not_fit_are_cut_at_the_same_number_of_batches_for_every_setting():
+    from tests import runtime_loaders
+
+    opts = Options(device="cpu", progress=False)
+    start = grid.Setting(0, False, None, False)
+    step = tune_run.Step("cpu", 0)
+    started = time.perf_counter()
+    # An endless stream: the calibration stops at a tenth of the budget and sizes epochs for a fifth of a slice.
+    cap = tune_run.calibrate(runtime_loaders.endless_loader(), start, step, opts, 5.0, 2.0, smallest=16)
+    assert time.perf_counter() - started < 1.5 and 16 <= cap <= 0.4 / 0.008 * 1.2
+    assert tune_run.calibrate(runtime_loaders.endless_loader(), start, step, opts, 5.0, 0.01, smallest=16) == 16
+    # 16 batches of 20 ms reads fit a fifth of a 4 s slice: whole epochs.
+    assert tune_run.calibrate(runtime_loaders.io_bound_loader(), start, step, opts, 5.0, 4.0, smallest=16) is None
+
+
 def test_a_loader_that_raises_fails_the_tune_with_its_last_line():
     result = tune_run.tune(Options(loader="tests.runtime_loaders:broken_loader", progress=False), 2.0, None)
     assert result == {"status": "failed", "summary": "tests.runtime_loaders:broken_loader: loading failed: "
