@@ -20,7 +20,9 @@ REQUIRED_MODULES = ("numpy", "torch")  # numpy first: torch warns when it is mis
 
 
 def install_hint(module: str) -> str:
-    return f"runtime_checks needs {module}: pip install 'flake8-dataloader[runtime]' (or pip install {module})"
+    from .install import command
+
+    return f"runtime_checks needs {module}: {command('runtime')} (or pip install {module})"
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -29,6 +31,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
         description="Measure what each flake8-dataloader finding costs on this machine.",
     )
     parser.add_argument("--rule", action="append", metavar="DLnnn", help="only scenarios of this rule (repeatable)")
+    parser.add_argument("--all", action="store_true",
+                        help="with --dataset or --loader: run every scenario too (without it they run alone)")
     parser.add_argument("--quick", action="store_true",
                         help="tiny sizes: the whole CPU run in under a minute on 2 cores (noisier numbers)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
@@ -44,7 +48,17 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser.add_argument("--loader", metavar="MODULE:FACTORY",
                         help="also time your own DataLoader as training builds it, and with persistent_workers "
                              "flipped, and check this machine for it (shared memory, CPUs, open files); FACTORY is "
-                             "called with no arguments and returns the DataLoader")
+                             "called with no arguments and returns the DataLoader; runs alone, with the machine "
+                             "checks, unless --rule or --all asks for scenarios too")
+    parser.add_argument("--tune", action="store_true",
+                        help="with --loader: measure your loader at num_workers 0, 1, 2, 4, ... up to the usable "
+                             "CPUs (persistent), then prefetch_factor 2 and 4 at the best count (and pin_memory on "
+                             "CUDA), and recommend the smallest setting within noise of the best")
+    parser.add_argument("--budget", type=_positive_float, default=60.0, metavar="SECONDS",
+                        help="--tune's time for all settings together (default 60)")
+    parser.add_argument("--step", metavar="MODULE:FN",
+                        help="with --tune: your training step, called with each batch, for the share of time it "
+                             "waits for data (instead of --step-ms)")
     parser.add_argument("--run-epochs", type=_positive, default=100, metavar="N",
                         help="epochs of your training run, for what --loader's saving adds up to (default 100)")
     parser.add_argument("--loader-batches", type=_positive, metavar="N",
@@ -90,6 +104,26 @@ def _non_negative_float(text: str) -> float:
 
 
 _at_least_two = _at_least(2)
+
+
+def _positive_float(text: str) -> float:
+    value = _non_negative_float(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be above 0")
+    return value
+
+
+def option_problem(args: argparse.Namespace) -> Optional[str]:
+    """Options that need one another, or exclude one another."""
+    if args.tune and not args.loader:
+        return "--tune needs --loader MODULE:FACTORY (the loader to tune)"
+    if args.step and not args.tune:
+        return "--step needs --tune (with --loader alone, use --step-ms)"
+    if args.step and args.step_ms:
+        return "--step and --step-ms: give one (your step, or a stand-in of MS milliseconds)"
+    return None
+
+
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 
@@ -127,9 +161,24 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     from .machine_checks import shm_problem
 
-    problem = output_problem(args) or shm_problem(args.shm_path)
+    problem = option_problem(args) or output_problem(args) or shm_problem(args.shm_path)
     if problem is not None:
         return _fail(problem)
+    from .catalogue import listing
+
+    # The catalogue is read from the scenarios' source: --list and --rule need no torch.
+    listed = listing()
+    known = sorted({code for rules, _ in listed for code in rules})
+    wanted = {r.upper() for r in args.rule or ()}
+    if args.rule:
+        unknown = [r for r in args.rule if r.upper() not in known]
+        if unknown:
+            return _fail(f"unknown rule {', '.join(unknown)} (scenarios exist for {', '.join(known)})")
+    if args.list:
+        for rules, name in listed:
+            if not wanted or wanted & set(rules):
+                print(f"{','.join(rules):<12} {name}")
+        return EXIT_OK
     for module in REQUIRED_MODULES:
         try:
             importlib.import_module(module)
@@ -142,22 +191,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     from .scenarios.common import progress_printed
 
     scenarios = registry()
-    known = sorted({code for s in scenarios for code in s.rules})
-    if args.rule:
-        unknown = [r for r in args.rule if r.upper() not in known]
-        if unknown:
-            return _fail(f"unknown rule {', '.join(unknown)} (scenarios exist for {', '.join(known)})")
-        wanted = {r.upper() for r in args.rule}
+    if wanted:
         scenarios = [s for s in scenarios if wanted & set(s.rules)]
-    if args.list:
-        for scenario in scenarios:
-            print(f"{','.join(scenario.rules):<12} {scenario.name}")
-        return EXIT_OK
+    elif (args.loader or args.dataset) and not args.all:
+        scenarios = []  # the user's own loader or dataset alone: what they asked about, in seconds
     if args.plot:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            return _fail("--plot needs matplotlib: pip install 'flake8-dataloader[plot]'")
+            from .install import command
+
+            return _fail(f"--plot needs matplotlib: {command('plot')}")
         if not args.loader and not any(s.name == "epoch-timing" for s in scenarios):
             print("runtime_checks: note: --plot draws the epoch timing (DL401/DL402), which the selected rules "
                   "do not run: no plot will be written", file=sys.stderr)
@@ -180,7 +224,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         from .scenarios.user_dataset import SCENARIO
 
         scenarios.append(SCENARIO)
-    if args.loader:
+    if args.tune:
+        from .tune.run import NAME, tune
+
+        scenarios.append(Scenario(NAME, ("DL410", "DL402"), lambda o: tune(o, args.budget, args.step),
+                                  args.budget * 1.5 + 60))
+    elif args.loader:
         from .scenarios import user_loader
 
         scenarios.append(user_loader.SCENARIO)
@@ -233,6 +282,10 @@ def _probe(args) -> Dict:
             build_dataset(args.dataset)
         if args.loader:
             build_loader(args.loader)
+        if args.step:
+            from .tune.run import load_step
+
+            load_step(args.step)
     except DatasetSpecError as exc:
         out["spec_error"] = str(exc)
     return out
@@ -274,12 +327,18 @@ def _report(results: List[Dict], machine: Dict, opts, args) -> int:
     print(table(results, shutil.get_terminal_size(fallback=(10_000, 24)).columns), file=tables)
     timing = next((r for r in results if r["name"] == "epoch-timing" and r.get("metrics", {}).get("summary")), None)
     loader = next((r for r in results if r["name"] == "user-loader" and r.get("metrics", {}).get("summary")), None)
+    tuned = next((r for r in results if r["name"] == "tune" and r.get("metrics", {}).get("rows")), None)
     if timing is not None:
         print(file=tables)
         print(timing_table(timing), file=tables)
     if loader is not None:
         print(file=tables)
         print(loader_checks(loader, opts.loader), file=tables)
+    if tuned is not None:
+        from .tune import output
+
+        print(file=tables)
+        print(output.table(tuned, opts.loader), file=tables)
     plots = {}
     if args.plot:
         stem, ext = os.path.splitext(args.plot)
@@ -295,13 +354,20 @@ def _report(results: List[Dict], machine: Dict, opts, args) -> int:
         "options": {k: v for k, v in vars(opts).items()},
         "scenarios": [{k: v for k, v in r.items() if k != "traceback"} for r in results],
     }
+    if args.plot and tuned is not None:
+        plots[f"{stem}-tune{ext}" if plots else args.plot] = tuned
     if plots:
         payload["plot"] = os.path.basename(args.plot)
         payload["plots"] = [os.path.basename(path) for path in plots]
     if args.json:
         write_json(payload, args.json)
     for path, result in plots.items():
-        plot(result, path, quick=opts.quick)
+        if result is tuned:
+            from .tune import output
+
+            output.plot(result, path, opts.loader)
+        else:
+            plot(result, path, quick=opts.quick)
         print(f"plot written to {path}", file=sys.stderr)
     for r in results:
         if r["status"] == "error" and r.get("traceback"):

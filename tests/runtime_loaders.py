@@ -84,3 +84,72 @@ def returns_dataset():
 
 def raises():
     raise FileNotFoundError("data/train.tar")
+
+
+# -- --tune ---------------------------------------------------------------------------------------
+
+
+class SlowReads(Dataset):
+    """Each sample waits on storage (a sleep): IO-bound, so more workers load more batches a second."""
+
+    def __init__(self, count: int = 64, wait_s: float = 0.005):
+        self.count, self.wait_s = count, wait_s
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int):
+        import time
+
+        time.sleep(self.wait_s)
+        return torch.full((4,), float(index))
+
+
+def io_bound_loader():
+    """16 batches an epoch of 4 samples that each wait 5 ms, loaded in the training process."""
+    return DataLoader(SlowReads(), batch_size=4)
+
+
+def trivial_loader():
+    """Samples that cost nothing to make: workers can only add their hand-over."""
+    return DataLoader(torch.utils.data.TensorDataset(torch.arange(256.0)), batch_size=16)
+
+
+def train_step(batch):
+    """A training step of about 2 ms."""
+    import time
+
+    time.sleep(0.002)
+
+
+def step_without_argument():
+    pass
+
+
+class MissingFiles(Dataset):
+    def __len__(self) -> int:
+        return 8
+
+    def __getitem__(self, index: int):
+        raise FileNotFoundError(f"data/{index}.png")
+
+
+def broken_loader():
+    return DataLoader(MissingFiles(), batch_size=4)
+
+
+class Endless(torch.utils.data.IterableDataset):
+    """A stream with no end (a webdataset-style shard reader that cycles): epochs must be cut."""
+
+    def __iter__(self):
+        import time
+
+        count = 0
+        while True:
+            time.sleep(0.002)
+            count += 1
+            yield torch.tensor([float(count)])
+
+
+def endless_loader():
+    return DataLoader(Endless(), batch_size=4)

@@ -239,9 +239,9 @@ def test_torch_missing_gives_install_hint(tmp_path):
     )
     result = tool("--quick", env=dict(os.environ, PYTHONPATH=str(tmp_path)))
     assert result.returncode == 2
-    assert result.stderr.strip() == (
-        "runtime_checks needs torch: pip install 'flake8-dataloader[runtime]' (or pip install torch)"
-    )
+    from runtime_checks.install import command
+
+    assert result.stderr.strip() == f"runtime_checks needs torch: {command('runtime')} (or pip install torch)"
 
 
 def _tagged_processes(tag):
@@ -495,6 +495,7 @@ def test_framework_scenarios_count_the_worker_restarts_persistent_workers_save(s
 def test_a_framework_that_is_not_installed_is_reported_as_needed_not_failed(monkeypatch):
     import importlib.util
 
+    from runtime_checks.install import command
     from runtime_checks.report import table
     from runtime_checks.scenarios import Options, frameworks
 
@@ -502,6 +503,6 @@ def test_a_framework_that_is_not_installed_is_reported_as_needed_not_failed(monk
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ignite" else real(name, *a))
     result = frameworks.ignite_run(Options(quick=True))
     assert result == {"status": "needs-package", "metrics": {},
-                      "summary": "needs ignite: pip install 'flake8-dataloader[frameworks]'"}
+                      "summary": f"needs ignite: {command('frameworks')}"}
     row = table([{**result, "name": "framework-ignite", "rules": ["DL402"], "seconds": 0.0}])
     assert "needs package" in row

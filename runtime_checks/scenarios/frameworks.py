@@ -71,8 +71,9 @@ def _missing(*modules: str) -> Optional[Dict]:
     absent = [m for m in modules if importlib.util.find_spec(m) is None]
     if not absent:
         return None
-    return {"status": NEEDS_PACKAGE, "metrics": {},
-            "summary": f"needs {', '.join(absent)}: pip install 'flake8-dataloader[frameworks]'"}
+    from ..install import command
+
+    return {"status": NEEDS_PACKAGE, "metrics": {}, "summary": f"needs {', '.join(absent)}: {command('frameworks')}"}
 
 
 @contextlib.contextmanager
