@@ -20,6 +20,7 @@ from flake8_dataloader.settings import Settings
 
 ON = Settings.build(cache="on")
 IMPORTS = (
+    "%matplotlib inline\n"  # nbQA writes a placeholder with a new random number on every run
     "import torch\n"
     "from torch.utils.data import DataLoader, TensorDataset\n"
     "\n"
@@ -76,7 +77,10 @@ def entries(root):
 
 def test_each_finding_is_reported_on_the_line_written_in_the_cell(tmp_path):
     write_notebook(tmp_path / "train.ipynb", IMPORTS, TRAIN.format(noqa=""))
-    assert run_nbqa(tmp_path, "train.ipynb") == [f"train.ipynb:cell_2:8:1: {DL301}", f"train.ipynb:cell_2:9:14: {DL401}"]
+    assert run_nbqa(tmp_path, "train.ipynb") == [
+        f"train.ipynb:cell_2:8:1: {DL301}",
+        f"train.ipynb:cell_2:9:14: {DL401}",
+    ]
 
 
 @pytest.mark.parametrize("noqa, reported", [
@@ -108,7 +112,7 @@ def test_a_second_run_is_served_from_the_one_entry_and_a_changed_cell_is_analyse
 
 # In-process: the copies nbQA would write on two runs (another name, another separator each time).
 COPY = (
-    "# %%NBQA-CELL-SEP{hex}\n" + IMPORTS + "\n\n\n"
+    "# %%NBQA-CELL-SEP{hex}\n" + IMPORTS.replace("%matplotlib inline", 'hash("{token}")') + "\n\n\n"
     "# %%NBQA-CELL-SEP{hex}\n\n\n" + TRAIN.format(noqa="").replace("\n# the model", "\n\n\n# the model")
     .replace("\nmodel = build_model()", "\n\n\nmodel = build_model()") + "\n"
 )
@@ -142,28 +146,28 @@ def lint(path):
 def test_copies_of_an_unchanged_notebook_share_one_entry_and_are_served(tmp_path, analyses):
     write_notebook(tmp_path / "train.ipynb", IMPORTS, TRAIN.format(noqa=""))
     first = tmp_path / "trainab_cd1x2_nbqa_ipynb.py"
-    first.write_text(COPY.format(hex="8010af"))
-    # Lines 16 and 17 of the copy are the cell's lines 8 and 9: the cell's separator is line 8.
-    assert lint(first) == [(16, 0, DL301), (17, 13, DL401)]
+    first.write_text(COPY.format(hex="8010af", token="1f2e3d4c"))
+    # Lines 17 and 18 of the copy are the cell's lines 8 and 9: the cell's separator is line 9.
+    assert lint(first) == [(17, 0, DL301), (18, 13, DL401)]
     first.unlink()
     second = tmp_path / "trainq9zz_0k4_nbqa_ipynb.py"
-    second.write_text(COPY.format(hex="3c77e1"))
-    assert lint(second) == [(16, 0, DL301), (17, 13, DL401)]
+    second.write_text(COPY.format(hex="3c77e1", token="a0b9c8e7"))
+    assert lint(second) == [(17, 0, DL301), (18, 13, DL401)]
     assert analyses[0] == 1
     assert len(entries(tmp_path)) == 1
 
     write_notebook(tmp_path / "train.ipynb", IMPORTS, TRAIN.format(noqa="").replace("batch_size=16", "batch_size=8"))
-    second.write_text(COPY.format(hex="3c77e1").replace("batch_size=16", "batch_size=8"))
-    assert lint(second) == [(16, 0, DL301), (17, 13, DL401)]
+    second.write_text(COPY.format(hex="3c77e1", token="a0b9c8e7").replace("batch_size=16", "batch_size=8"))
+    assert lint(second) == [(17, 0, DL301), (18, 13, DL401)]
     assert analyses[0] == 2
     assert len(entries(tmp_path)) == 1
 
 
 def test_a_file_named_like_a_copy_without_its_notebook_is_an_ordinary_file(tmp_path, analyses):
     copy = tmp_path / "trainab_cd1x2_nbqa_ipynb.py"
-    copy.write_text(COPY.format(hex="8010af"))
+    copy.write_text(COPY.format(hex="8010af", token="1f2e3d4c"))
     assert nbqa.identity(str(copy), copy.read_text()) is None
-    assert lint(copy) == [(22, 0, DL301), (23, 13, DL401)]  # nowhere to map them: the copy's own lines
+    assert lint(copy) == [(23, 0, DL301), (24, 13, DL401)]  # nowhere to map them: the copy's own lines
     assert cache.keys(copy.read_text(), str(copy), ON).path == str(copy)
 
 

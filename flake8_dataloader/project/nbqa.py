@@ -6,8 +6,9 @@ next to the notebook, each cell after a `# %%NBQA-CELL-SEP<6 hex>` line (a new h
 follows a comment, two after a function body), then flake8; it maps each reported line back to a cell's
 line by its own layout of the file, as if nothing had moved. So:
 
-- the findings cache keys such a file on its notebook's path and on its text with the separators made
-  equal (`identity`): the same notebook gives the same entry on every run;
+- the findings cache keys such a file on its notebook's path and on its text with the separators and
+  the placeholders of IPython magics (a new random number each run too) made equal (`identity`): the
+  same notebook gives the same entry on every run;
 - a finding's line is turned into the line nbQA maps to the cell's own line (`layout_lines`), read from
   the notebook's code cells: autopep8 moved only blank lines, so the n-th non-blank line of a cell in
   the file is the n-th non-blank line of the cell in the notebook.
@@ -28,13 +29,15 @@ _NAME = re.compile(r"(?P<stem>.+)[a-z0-9_]{8}" + re.escape(SUFFIX))
 SEPARATOR = "# %%NBQA-CELL-SEP"
 _SEPARATOR_LINE = re.compile(re.escape(SEPARATOR) + r"[0-9a-f]{6}")
 _SEPARATORS = re.compile(r"^" + re.escape(SEPARATOR) + r"[0-9a-f]{6}$", re.MULTILINE)
-# What nbQA writes in place of an IPython magic, on the magic's own line.
-_PLACEHOLDER = re.compile(r"hash\(0x[0-9A-F]+\)|# CELL MAGIC 0x[0-9A-F]+")
+# What nbQA writes in place of an IPython magic, on the magic's own line: a random token, quoted for flake8.
+_TOKEN = r'(?:0x[0-9A-F]+|"[0-9a-f]+")'
+_PLACEHOLDER = re.compile(rf"hash\({_TOKEN}\)|# CELL MAGIC {_TOKEN}")
+_PLACEHOLDER_TOKEN = re.compile(rf"(?<=hash\(){_TOKEN}(?=\))|(?<=# CELL MAGIC ){_TOKEN}")
 
 
 class Identity(NamedTuple):
     notebook: str  # the notebook's absolute path
-    text: str  # the file's text with every cell separator the same
+    text: str  # the file's text with every cell separator and every magic's placeholder the same
 
 
 def notebook_of(filename: str, source: str) -> Optional[str]:
@@ -53,7 +56,8 @@ def identity(filename: str, source: str) -> Optional[Identity]:
     notebook = notebook_of(filename, source)
     if notebook is None:
         return None
-    return Identity(notebook, _SEPARATORS.sub(SEPARATOR, source))
+    # A placeholder ends its line (it replaces the magic to the end of it): no finding's column depends on it.
+    return Identity(notebook, _PLACEHOLDER_TOKEN.sub("0", _SEPARATORS.sub(SEPARATOR, source)))
 
 
 def layout_lines(source: str, notebook: str) -> Optional[List[int]]:
