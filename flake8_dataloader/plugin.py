@@ -8,15 +8,18 @@ a file that passes it loads the engine (LibCST, the facts, the rules).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from typing import FrozenSet, Iterator, List, Optional, Tuple, Type
 
 from . import __version__, manifest
+from .errors import STRICT_ENV
 from .prefilter import may_find, may_find_in_text
 from .settings import DEFAULT_SETTINGS, START_METHODS, SWITCH, Settings, SettingsError, cache_enabled_by_env
 
 
+LOG = logging.getLogger("flake8.dataloader")
 _CACHE = f"{__package__}.cache"
 Result = Tuple[int, int, str, str]  # (line, 0-based column, code, message)
 NBQA_SUFFIX = "_nbqa_ipynb.py"  # how nbQA names its temporary copy of a notebook (project/nbqa.py)
@@ -140,8 +143,14 @@ class DataLoaderChecker:
         the line the finding is moved to."""
         from .project import nbqa
 
-        notebook = nbqa.notebook_of(self.filename, source)
-        layout = None if notebook is None else nbqa.layout_lines(source, notebook)
+        try:
+            notebook = nbqa.notebook_of(self.filename, source)
+            layout = None if notebook is None else nbqa.layout_lines(source, notebook)
+        except Exception as exc:  # our bug: the findings stay on nbQA's lines
+            if os.environ.get(STRICT_ENV):
+                raise
+            LOG.warning("flake8-dataloader: internal error on %s: %s: %s", self.filename, type(exc).__name__, exc)
+            return results
         if layout is None:
             return results
         moved = []

@@ -212,3 +212,10 @@ def test_a_notebook_that_no_longer_matches_its_copy_gives_no_layout(tmp_path):
     copy = "# %%NBQA-CELL-SEPabcdef\na = 1\n"
     assert layout(tmp_path, ["a = 2"], copy) is None
     assert nbqa.layout_lines(copy, str(tmp_path / "missing.ipynb")) is None
+
+
+@pytest.mark.parametrize("text", ["not json", '{"cells": [1]}', '{"cells": [{"cell_type": "code"}]}', "[" * 100000])
+def test_a_file_that_is_no_notebook_gives_no_layout(tmp_path, text):
+    notebook = tmp_path / "nb.ipynb"
+    notebook.write_text(text)
+    assert nbqa.layout_lines("# %%NBQA-CELL-SEPabcdef\na = 1\n", str(notebook)) is None

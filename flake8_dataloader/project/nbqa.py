@@ -100,7 +100,7 @@ def _code_cells(notebook: str) -> Optional[List[str]]:
             cells = json.load(handle)["cells"]
         return ["".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
                 for cell in cells if cell.get("cell_type") == "code"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):  # not a notebook
         return None
 
 
@@ -134,6 +134,6 @@ def _parses(cell: str) -> bool:
 
     try:
         ast.parse(cell)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
