@@ -219,3 +219,16 @@ def test_a_file_that_is_no_notebook_gives_no_layout(tmp_path, text):
     notebook = tmp_path / "nb.ipynb"
     notebook.write_text(text)
     assert nbqa.layout_lines("# %%NBQA-CELL-SEPabcdef\na = 1\n", str(notebook)) is None
+
+
+@pytest.mark.parametrize("disable_noqa, reported", [
+    (False, [(17, 0, DL301)]),
+    (True, [(17, 0, DL301), (18, 13, DL401)]),
+])
+def test_flake8s_disable_noqa_holds_for_a_moved_finding(tmp_path, analyses, monkeypatch, disable_noqa, reported):
+    noqa = "  # noqa: DL401"
+    write_notebook(tmp_path / "train.ipynb", IMPORTS, TRAIN.format(noqa=noqa))
+    copy = tmp_path / "trainab_cd1x2_nbqa_ipynb.py"
+    copy.write_text(COPY.format(hex="8010af", token="1f2e3d4c").replace("num_workers=2)", "num_workers=2)" + noqa))
+    monkeypatch.setattr(DataLoaderChecker, "disable_noqa", disable_noqa)
+    assert lint(copy) == reported
