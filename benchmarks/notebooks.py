@@ -8,7 +8,11 @@ cache) in turn. nbQA runs flake8 through benchmarks/run_flake8.py in every case,
 so that only the plugin differs. Printed: the median and best of each, their ratios to flake8 without the
 plugin, and the cache entries after the runs (one per notebook that names a DataLoader token, whatever
 the number of runs).
+With --positions, no timing: each notebook goes through nbQA's own steps (its copy, autopep8, its map of
+lines back to cells; in process, nbQA 1.9's functions), and every non-blank line of each copy is checked:
+does nbQA alone, and nbQA with this plugin's move, name the cell line where that text was written?
 Run: python benchmarks/notebooks.py DIRECTORY_OF_NOTEBOOKS --rounds 5 [--baseline OTHER_CHECKOUT]
+     python benchmarks/notebooks.py DIRECTORY_OF_NOTEBOOKS --positions
 """
 
 from __future__ import annotations
@@ -46,6 +50,50 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def positions(directory: Path) -> Tuple[int, int, int]:
+    """(non-blank lines of the copies, lines nbQA alone names wrongly, lines it names wrongly after the move)."""
+    from nbqa import save_code_source
+    from nbqa.path_utils import read_notebook
+
+    from flake8_dataloader.project import nbqa
+
+    total = alone = moved = 0
+    for notebook in sorted(directory.rglob("*.ipynb")):
+        with tempfile.TemporaryDirectory() as scratch:
+            shutil.copy(notebook, Path(scratch) / notebook.name)
+            copy = Path(scratch) / (notebook.stem + "abcdefgh" + nbqa.SUFFIX)
+            data, _ = read_notebook(str(notebook))
+            if data is None:
+                continue
+            handle = os.open(copy, os.O_WRONLY | os.O_CREAT)
+            temporary, ignored = save_code_source.pre_main(data, handle, [], "flake8", [], dont_skip_bad_cells=False)
+            subprocess.run([sys.executable, "-m", "autopep8", "--select=E3", "--in-place", str(copy)], check=True)
+            separator = save_code_source.CODE_SEPARATOR
+            cells = [separator + part for part in copy.read_text(encoding="utf-8").split(separator)]
+            mapping = save_code_source.main(data, str(copy), [], [], parsed_cells=cells[1:], temporary_lines=temporary,
+                                            code_cells_to_ignore=ignored).cell_mappings
+            text = copy.read_text(encoding="utf-8")
+            layout = nbqa.layout_lines(text, str(Path(scratch) / notebook.name))
+        sources = ["".join(cell["source"]).splitlines() for cell in data["cells"] if cell["cell_type"] == "code"]
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip() or line.startswith(nbqa.SEPARATOR) or "hash(" in line or "# CELL MAGIC" in line:
+                continue
+            total += 1
+            alone += not _written_there(mapping.get(number), line, sources)
+            moved += not _written_there(mapping.get(layout[number] if layout else number), line, sources)
+    return total, alone, moved
+
+
+def _written_there(place: Optional[str], line: str, sources: List[List[str]]) -> bool:
+    """Whether nbQA's ``cell_N:LINE`` is where ``line`` was written (but for the indent IPython strips from an
+    indented cell and a cell's trailing semicolon, which nbQA drops)."""
+    if place is None:
+        return False
+    cell, number = (int(part) for part in place[len("cell_"):].split(":"))
+    lines = sources[cell - 1]
+    return 0 < number <= len(lines) and lines[number - 1].strip().replace(";", "") == line.strip().replace(";", "")
+
+
 def entries(root: Path) -> int:
     return len(list((root / ".flake8_dataloader_cache").glob("*.json")))
 
@@ -55,7 +103,13 @@ def main() -> int:
     parser.add_argument("notebooks", type=Path, help="a directory of .ipynb files (copied, never written)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--baseline", type=Path, help="another checkout of this plugin, timed in the same rounds")
+    parser.add_argument("--positions", action="store_true", help="check positions instead of timing")
     args = parser.parse_args()
+    if args.positions:
+        total, alone, moved = positions(args.notebooks)
+        print(f"{total} non-blank lines in nbQA's copies of {len(list(args.notebooks.rglob('*.ipynb')))} notebooks; "
+              f"named on another line of their cell: {alone} by nbQA alone, {moved} with the plugin's move")
+        return 0
     count = len(list(args.notebooks.rglob("*.ipynb")))
     kinds: Dict[str, Optional[Path]] = {"plugin": None}
     if args.baseline is not None:
