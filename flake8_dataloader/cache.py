@@ -13,8 +13,8 @@ The directory is `.flake8_dataloader_cache/` in the directory flake8 runs from, 
 CACHEDIR.TAG and a `.gitignore` of `*`. There is one entry per (file path, settings, interpreter):
 a new plugin, LibCST or text of the file overwrites it, so the directory grows only with the files
 linted. nbQA's temporary copy of a notebook stands for its notebook (project/nbqa.py): one entry per
-notebook, not one per run. Entries are written to a temporary file in that directory and renamed into place (atomic:
-`flake8 -j N` processes may write at once). Nothing here ever raises out of flake8: any error is a
+notebook, not one per run. Entries are written to a temporary file in that directory and renamed
+into place (atomic: `flake8 -j N` processes may write at once). Nothing here ever raises out of flake8: any error is a
 miss and one debug log line.
 """
 
