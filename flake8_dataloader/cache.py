@@ -12,8 +12,9 @@ else, a corrupt entry included, is a miss: the file is decided and analysed agai
 The directory is `.flake8_dataloader_cache/` in the directory flake8 runs from, tagged with a
 CACHEDIR.TAG and a `.gitignore` of `*`. There is one entry per (file path, settings, interpreter):
 a new plugin, LibCST or text of the file overwrites it, so the directory grows only with the files
-linted. Entries are written to a temporary file in that directory and renamed into place (atomic:
-`flake8 -j N` processes may write at once). Nothing here ever raises out of flake8: any error is a
+linted. nbQA's temporary copy of a notebook stands for its notebook (project/nbqa.py): one entry per
+notebook, not one per run. Entries are written to a temporary file in that directory and renamed
+into place (atomic: `flake8 -j N` processes may write at once). Nothing here ever raises out of flake8: any error is a
 miss and one debug log line.
 """
 
@@ -36,6 +37,7 @@ LOG = logging.getLogger("flake8.dataloader")
 DIRECTORY = ".flake8_dataloader_cache"
 ENV = CACHE_ENV
 FORMAT = 2
+NBQA_SUFFIX = "_nbqa_ipynb.py"  # project/nbqa.py's SUFFIX, restated: that module loads only for such a file
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# Created by flake8-dataloader: its findings cache.\n"
 # LibCST's parser choice in the releases that had two (the native one is the default).
 PARSER_ENV = "LIBCST_PARSER_TYPE"
@@ -48,9 +50,13 @@ Result = Tuple[int, int, str, str]
 class Keys(NamedTuple):
     slot: str  # the entry's file name: the file's path, the settings and the interpreter
     key: str  # everything else the findings rest on; the entry is served only when equal
+    path: str = ""  # the file the entry stands for (absolute): the linted file, or its notebook
 
 
 def keys(source: str, filename: str, settings: Settings) -> Keys:
+    """The entry of ``filename``. nbQA's temporary copy of a notebook (a new name and new cell separators
+    on every run) is keyed on the notebook's path and the text with its separators made equal: one entry
+    per notebook, served again while its code cells are unchanged."""
     options = {
         "loader_names": sorted(settings.loader_names),
         "start_method": settings.start_method,
@@ -58,9 +64,16 @@ def keys(source: str, filename: str, settings: Settings) -> Keys:
         "selected": sorted(settings.selected),
         "gate": gate_enabled(settings),  # the environment switch too: turning the gate off is a check
     }
-    slot = _hash([FORMAT, sys.version, sys.prefix, os.path.abspath(filename), options])
+    path, stands_for = os.path.abspath(filename), None
+    if filename.endswith(NBQA_SUFFIX):
+        from .project.nbqa import identity  # only for a file named as nbQA names its copies
+
+        notebook = identity(filename, source)
+        if notebook is not None:
+            path, source, stands_for = notebook.notebook, notebook.text, "nbqa"
+    slot = _hash([FORMAT, sys.version, sys.prefix, path, options] + ([stands_for] if stands_for else []))
     text = sha256_hex(source.encode("utf-8", "surrogatepass"))
-    return Keys(slot, _hash([slot, _installation(), text]))
+    return Keys(slot, _hash([slot, _installation(), text]), path)
 
 
 def _hash(parts: list) -> str:

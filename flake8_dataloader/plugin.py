@@ -8,22 +8,28 @@ a file that passes it loads the engine (LibCST, the facts, the rules).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from typing import FrozenSet, Iterator, List, Optional, Tuple, Type
 
 from . import __version__, manifest
+from .errors import STRICT_ENV
 from .prefilter import may_find, may_find_in_text
 from .settings import DEFAULT_SETTINGS, START_METHODS, SWITCH, Settings, SettingsError, cache_enabled_by_env
 
 
+LOG = logging.getLogger("flake8.dataloader")
 _CACHE = f"{__package__}.cache"
+Result = Tuple[int, int, str, str]  # (line, 0-based column, code, message)
+NBQA_SUFFIX = "_nbqa_ipynb.py"  # how nbQA names its temporary copy of a notebook (project/nbqa.py)
 
 
 class DataLoaderChecker:
     name = "flake8-dataloader"
     version = __version__
     settings: Settings = DEFAULT_SETTINGS
+    disable_noqa = False
 
     def __init__(self, tree, lines: List[str], filename: str) -> None:
         self.tree = tree
@@ -83,6 +89,7 @@ class DataLoaderChecker:
         except SettingsError as exc:  # a value from a config file: the command line's line and exit status
             print(f"flake8: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
+        cls.disable_noqa = bool(getattr(options, "disable_noqa", False))
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["DataLoaderChecker"]]]:
         source = "".join(self.lines)
@@ -94,6 +101,8 @@ class DataLoaderChecker:
             results = self._analysed(source)[0]
         else:
             return
+        if results and self.filename.endswith(NBQA_SUFFIX):
+            results = self._on_notebook_lines(source, results)
         for line, column, _code, message in results:
             yield line, column, message, type(self)
 
@@ -120,13 +129,70 @@ class DataLoaderChecker:
             return results
         with Reads() as reads:
             on_disk = os.path.isfile(self.filename)  # the analysis follows imports only for a file on disk
-            reads.probes[os.path.abspath(self.filename)] = "file" if on_disk else "not file"
+            reads.probes[keys.path] = "file" if on_disk else "not file"  # nbQA's copy: its notebook
             results, complete = [], True
             if may_find(source, self.settings, self.tree, self.filename):
                 results, complete = self._analysed(source)
         if complete:
             cache.store(keys, reads, results)
         return results
+
+    def _on_notebook_lines(self, source: str, results: List[Result]) -> List[Result]:
+        """nbQA's copy of a notebook: each finding moved to the line nbQA maps to the line the user wrote in
+        the cell. A moved finding's `# noqa` is read here, on the line where the code is: flake8 reads it on
+        the line the finding is moved to."""
+        from .project import nbqa
+
+        try:
+            notebook = nbqa.notebook_of(self.filename, source)
+            layout = None if notebook is None else nbqa.layout_lines(source, notebook)
+        except Exception as exc:  # our bug: the findings stay on nbQA's lines
+            if os.environ.get(STRICT_ENV):
+                raise
+            LOG.warning("flake8-dataloader: internal error on %s: %s: %s", self.filename, type(exc).__name__, exc)
+            return results
+        if layout is None:
+            return results
+        moved = []
+        for line, column, code, message in results:
+            if 0 < line < len(layout) and layout[line] != line:
+                if _ignored_inline(self.lines, line, column, code, message, self.disable_noqa):
+                    continue
+                line = layout[line]
+            moved.append((line, column, code, message))
+        return moved
+
+
+def _ignored_inline(lines: List[str], line: int, column: int, code: str, message: str, disable_noqa: bool) -> bool:
+    """flake8's own `# noqa` decision for a finding on ``line``, read where flake8 would read it: the line,
+    or the lines of the multi-line string it is part of."""
+    try:
+        from flake8.violation import Violation
+
+        text = _noqa_lines(lines, line)
+        return Violation(code, "", line, column + 1, message, text).is_inline_ignored(disable_noqa)
+    except Exception:  # flake8's internals moved: the finding is kept
+        return False
+
+
+def _noqa_lines(lines: List[str], line: int) -> str:
+    """As flake8's processor: the physical lines from one NL or NEWLINE token to the next that hold ``line``
+    (several only for a multi-line string)."""
+    import tokenize
+
+    first, last = len(lines) + 2, -1
+    try:
+        for token in tokenize.generate_tokens(iter(lines).__next__):
+            if token.type in (tokenize.ENDMARKER, tokenize.DEDENT):
+                continue
+            first, last = min(first, token.start[0]), max(last, token.end[0])
+            if token.type in (tokenize.NL, tokenize.NEWLINE):
+                if first <= line <= last:
+                    return "".join(lines[first - 1:last])
+                first, last = len(lines) + 2, -1
+    except (tokenize.TokenError, SyntaxError, StopIteration):
+        pass
+    return lines[line - 1]
 
 
 def selected_codes(options: argparse.Namespace) -> Optional[FrozenSet[str]]:
