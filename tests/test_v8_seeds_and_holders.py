@@ -1,0 +1,39 @@
+"""Rule book v8 for DL105, DL203, DL201 and DL601: each new condition is mutated here.
+
+A mutation weakens one decision; the fixture that shows it must then gain or lose exactly the
+finding the decision is about (the fixtures themselves are checked in test_fixtures.py).
+"""
+
+from flake8_dataloader.engine import analyse
+from flake8_dataloader.rules import RULES
+from flake8_dataloader.rules import dl105_attribute_set_after_construction as dl105
+
+from .conftest import FIXTURES
+from .harness import expectations, option_args, settings_from_argv
+
+DEFAULT_OFF = {rule.CODE for rule in RULES if rule.DEFAULT_OFF}
+
+
+def findings(name):
+    source = (FIXTURES / name).read_text(encoding="utf-8")
+    found = analyse(source, settings_from_argv(option_args(source)))
+    return {(line, col, code) for line, col, code, _ in found if code not in DEFAULT_OFF}
+
+
+def stated(name):
+    return expectations((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def test_dl105_mangled_guard_is_torchs_only_inside_a_class_named_dataloader(monkeypatch):
+    name = "dl105_mangled_guard.py"
+    assert findings(name) == stated(name) == {(29, 8, "DL105")}
+    monkeypatch.setattr(dl105, "_mangled", lambda attr, cls_name: attr)
+    assert findings(name) - stated(name) == {(18, 8, "DL105")}
+
+
+def test_dl105_mangling_follows_python():
+    assert dl105._mangled("__initialized", "DataLoader") == "_DataLoader__initialized"
+    assert dl105._mangled("__initialized", "__DataLoader") == "_DataLoader__initialized"
+    assert dl105._mangled("__initialized", "Mosaic") == "_Mosaic__initialized"
+    assert dl105._mangled("_DataLoader__initialized", "Mosaic") == "_DataLoader__initialized"
+    assert dl105._mangled("__init__", "DataLoader") == "__init__"
