@@ -7,6 +7,7 @@ finding the decision is about (the fixtures themselves are checked in test_fixtu
 from flake8_dataloader.engine import analyse
 from flake8_dataloader.rules import RULES
 from flake8_dataloader.rules import dl105_attribute_set_after_construction as dl105
+from flake8_dataloader.rules import dl203_worker_seed_ignores_epoch as dl203
 
 from .conftest import FIXTURES
 from .harness import expectations, option_args, settings_from_argv
@@ -37,3 +38,32 @@ def test_dl105_mangling_follows_python():
     assert dl105._mangled("__initialized", "Mosaic") == "_Mosaic__initialized"
     assert dl105._mangled("_DataLoader__initialized", "Mosaic") == "_DataLoader__initialized"
     assert dl105._mangled("__init__", "DataLoader") == "__init__"
+
+
+RUN_LEVEL = "dl203_run_level_seeds.py"
+
+
+def dl203_of(name):
+    return {f for f in findings(name) if f[2] == "DL203"}
+
+
+def test_dl203_run_level_values_are_constants():
+    # args.seed, cfg.SEED, a partial-bound argument, self.seed captured, an enclosing variable captured.
+    assert dl203_of(RUN_LEVEL) == {(24, 0, "DL203"), (28, 0, "DL203"), (32, 0, "DL203"), (56, 8, "DL203"), (65, 4, "DL203")}
+    assert findings(RUN_LEVEL) == stated(RUN_LEVEL)
+
+
+def test_dl203_a_value_rebound_in_the_loop_that_builds_the_loader_is_per_pass(monkeypatch):
+    monkeypatch.setattr(dl203, "_rebound_per_loader", lambda facts, func: set())
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203"), (78, 8, "DL203")}
+
+
+def test_dl203_only_the_partial_bound_parameter_read_from_the_loop_is_per_pass(monkeypatch):
+    real = dl203._rebound_per_loader
+    monkeypatch.setattr(dl203, "_rebound_per_loader", lambda facts, func: real(facts, func) - {"pass_seed"})
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203")}
+
+
+def test_dl203_a_per_iterator_source_anywhere_in_the_seed_clears_it(monkeypatch):
+    monkeypatch.setattr(dl203, "resolve", lambda expr, scope: {"builtins.int"})
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(36, 0, "DL203"), (41, 0, "DL203")}

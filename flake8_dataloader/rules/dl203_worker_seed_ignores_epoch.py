@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, List, Set
 
 import libcst as cst
 
 from ..facts import constants as C
 from ..facts.dataset_rngs import RESEED_METHODS
+from ..facts.calls import partial_target
 from ..facts.model import FunctionInfo
-from ..facts.resolve import call_qualnames, evaluate, resolve
-from ..facts.states import Known
+from ..facts.nodes import children
+from ..facts.resolve import call_qualnames, follow_single_binding, resolve
 from ..facts.walk import Visited
 from .base import DEFINED_HERE, Finding, Rule
 from .dl2_shared import worker_init_functions
@@ -73,8 +74,12 @@ class WorkerSeedIgnoresEpoch(Rule):
     ## Known limits
     Seeds derived from any call other than `int`/`abs`/`hash`/`str` (for
     example `torch.initial_seed()`, `np.random.get_state()`, `time.time()`)
-    count as per-iterator sources. Attributes of a parameter (`cfg.seed`) are
-    constants. Anchor: the `def`.
+    count as per-iterator sources. Run-level values are constants: a module
+    constant, `args.seed`, `cfg.SEED`, `self.seed`, an enclosing function's
+    variable read by a nested worker_init_fn, an argument bound by
+    `functools.partial`. Not when such a value is re-bound in a loop that
+    also builds the loader each pass (a new seed for each new loader).
+    Anchor: the `def`.
 
     ## References
     - [Reproducibility: DataLoader](https://pytorch.org/docs/stable/notes/randomness.html#dataloader): per-worker seeds, `worker_init_fn`, `generator=`.
@@ -99,6 +104,7 @@ class WorkerSeedIgnoresEpoch(Rule):
 
     @classmethod
     def _seeds_statically(cls, facts, func: FunctionInfo) -> bool:
+        fresh = _rebound_per_loader(facts, func)
         for record in facts.graph.calls_in(func):
             call, scope = record.node, record.ctx.scope
             names = call_qualnames(call, scope)
@@ -108,38 +114,76 @@ class WorkerSeedIgnoresEpoch(Rule):
             if not is_seeding:
                 continue
             seed = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "seed"), None)
-            if seed is not None and cls._static(seed, scope, func, Visited()):
+            if seed is not None and cls._static(seed, scope, func, fresh, Visited()):
                 return True
         return False
 
     @classmethod
-    def _static(cls, expr, scope, func: FunctionInfo, seen: Visited[str]) -> bool:
-        """True when the value depends only on parameters and constants."""
+    def _static(cls, expr, scope, func: FunctionInfo, fresh: Set[str], seen: Visited[str]) -> bool:
+        """True when the value reads no per-iterator source: parameters, constants and run-level values."""
         if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
             return True
         if isinstance(expr, cst.Name):
             if expr.value in func.scope.params:
-                return True
+                return expr.value not in fresh
             if not seen.first(expr.value):
                 return False
             owner = scope.lookup(expr.value)
             if owner is func.scope:
                 bindings = owner.bindings[expr.value]
                 return all(
-                    b.kind == "assign" and b.value is not None and cls._static(b.value, b.scope, func, seen)
+                    b.kind == "assign" and b.value is not None and cls._static(b.value, b.scope, func, fresh, seen)
                     for b in bindings
                 )
-            return isinstance(evaluate(expr, scope), Known)
+            # A run-level value (module constant, `args`, an enclosing function's variable), unless a
+            # loop that builds a new loader each pass re-binds it.
+            return owner is not None and expr.value not in fresh
         if isinstance(expr, cst.BinaryOperation):
-            return cls._static(expr.left, scope, func, seen) and cls._static(expr.right, scope, func, seen)
+            return cls._static(expr.left, scope, func, fresh, seen) and cls._static(expr.right, scope, func, fresh, seen)
         if isinstance(expr, cst.UnaryOperation):
-            return cls._static(expr.expression, scope, func, seen)
-        if isinstance(expr, (cst.Attribute, cst.Subscript)):
-            base = expr.value
-            return isinstance(base, cst.Name) and base.value in func.scope.params
+            return cls._static(expr.expression, scope, func, fresh, seen)
+        if isinstance(expr, cst.Attribute):
+            return cls._static(expr.value, scope, func, fresh, seen)
+        if isinstance(expr, cst.Subscript):
+            indexes = [e.slice.value for e in expr.slice if isinstance(e.slice, cst.Index)]
+            return len(indexes) == len(expr.slice) and all(
+                cls._static(e, scope, func, fresh, seen) for e in [expr.value, *indexes]
+            )
         if isinstance(expr, cst.Call):
             targets = resolve(expr.func, scope)
             return bool(targets) and targets <= _PURE_BUILTINS and all(
-                cls._static(a.value, scope, func, seen) for a in expr.args
+                cls._static(a.value, scope, func, fresh, seen) for a in expr.args
             )
         return False
+
+
+def _rebound_per_loader(facts: FileFacts, func: FunctionInfo) -> Set[str]:
+    """Names `func`'s seed may not count as run-level: re-bound in a loop that builds a new loader
+    each pass and hands it `func` (a per-epoch seed given to a fresh loader), and then the
+    parameters that a `functools.partial` there binds from such names."""
+    fresh: Set[str] = set()
+    for call in facts.flow.loader_calls.values():
+        given = call.args["worker_init_fn"].expr
+        if given is None or not call.ctx.loops or func not in facts.graph.functions_of(given, call.ctx.scope):
+            continue
+        rebound = set().union(*(loop.bound_names | loop.target_names for loop in call.ctx.loops))
+        fresh |= rebound
+        value, _ = follow_single_binding(given, call.ctx.scope)
+        if isinstance(value, cst.Call) and partial_target(value) is not value:
+            params = func.params[1:] if func.cls is not None else func.params  # a bound method's self
+            for i, arg in enumerate(value.args[1:]):
+                param = arg.keyword.value if arg.keyword is not None else None
+                if param is None and not arg.star and i < len(params):
+                    param = params[i]
+                if param is not None and any(n.value in rebound for n in _names_in(arg.value)):
+                    fresh.add(param)
+    return fresh
+
+
+def _names_in(expr: cst.BaseExpression) -> Iterator[cst.Name]:
+    stack: List[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            yield node
+        stack.extend(children(node))
