@@ -7,6 +7,7 @@ finding the decision is about (the fixtures themselves are checked in test_fixtu
 from flake8_dataloader.engine import analyse
 from flake8_dataloader.rules import RULES
 from flake8_dataloader.rules import dl105_attribute_set_after_construction as dl105
+from flake8_dataloader.rules import dl201_unseeded_dataset_rng as dl201
 from flake8_dataloader.rules import dl203_worker_seed_ignores_epoch as dl203
 
 from .conftest import FIXTURES
@@ -49,7 +50,9 @@ def dl203_of(name):
 
 def test_dl203_run_level_values_are_constants():
     # args.seed, cfg.SEED, a partial-bound argument, self.seed captured, an enclosing variable captured.
-    assert dl203_of(RUN_LEVEL) == {(24, 0, "DL203"), (28, 0, "DL203"), (32, 0, "DL203"), (56, 8, "DL203"), (65, 4, "DL203")}
+    assert dl203_of(RUN_LEVEL) == {
+        (24, 0, "DL203"), (28, 0, "DL203"), (32, 0, "DL203"), (56, 8, "DL203"), (65, 4, "DL203"),
+    }
     assert findings(RUN_LEVEL) == stated(RUN_LEVEL)
 
 
@@ -67,3 +70,28 @@ def test_dl203_only_the_partial_bound_parameter_read_from_the_loop_is_per_pass(m
 def test_dl203_a_per_iterator_source_anywhere_in_the_seed_clears_it(monkeypatch):
     monkeypatch.setattr(dl203, "resolve", lambda expr, scope: {"builtins.int"})
     assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(36, 0, "DL203"), (41, 0, "DL203")}
+
+
+HELD = "dl201_rng_one_object_removed.py"
+
+
+def test_dl201_an_rng_one_object_removed_is_reported_at_the_holding_assignment():
+    source = (FIXTURES / HELD).read_text(encoding="utf-8")
+    found = [(line, col, message) for line, col, code, message in analyse(source, settings_from_argv([]))]
+    assert found == [(34, 8, (
+        "DL201 self.scaler.rs (created at line 12) of ScaledSeries is copied into every worker with the same "
+        "state (workers draw identical numbers); reseed it per worker from get_worker_info().seed"
+    ))]
+    assert findings(HELD) == stated(HELD)
+
+
+def test_dl201_the_draw_must_go_through_the_held_objects_methods(monkeypatch):
+    monkeypatch.setattr(dl201, "_methods_called_through", lambda facts, methods, attr, helper: iter(()))
+    assert stated(HELD) - findings(HELD) == {(34, 8, "DL201")}
+
+
+def test_dl201_a_per_worker_reseed_of_the_held_rng_clears_it(monkeypatch):
+    real = dl201.drawn_and_reseeded
+    monkeypatch.setattr(dl201, "per_worker_seeded", lambda facts, methods: False)
+    monkeypatch.setattr(dl201, "drawn_and_reseeded", lambda *a: (real(*a)[0], set()))
+    assert findings(HELD) - stated(HELD) == {(50, 8, "DL201")}

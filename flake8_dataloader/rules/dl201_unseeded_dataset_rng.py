@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterator, Set
+from typing import TYPE_CHECKING, Dict, Iterator, Set, Tuple
 
 import libcst as cst
 
-from ..facts.dataset_rngs import DRAW_ROOTS, drawn_and_reseeded, held_rngs, is_rng_constructor
+from ..facts.class_traits import stores_in_init
+from ..facts.classes import self_attribute
+from ..facts.dataset_rngs import DRAW_ROOTS, drawn_and_reseeded, held_rngs, is_rng_constructor, per_worker_seeded
+from ..facts.model import FunctionInfo
 from .base import DEFINED_HERE, Finding, Rule
 
 if TYPE_CHECKING:
@@ -126,7 +129,11 @@ class UnseededDatasetRng(Rule):
     `DataLoader(ds, batch_size=None)`): no worker copies the RNG. A module
     that only defines the class is reported, like DL601. Draws are
     seen through calls: `self.rng.method(...)` or `self.rng` passed to a call.
-    Anchor: the RNG creation.
+    Anchor: the RNG creation. An RNG one object removed is reported too:
+    `self.scaler = RandomScaler(...)` at construction, where that class of
+    this file creates an RNG in `__init__` and a sample method draws from it
+    through `self.scaler.method(...)` or `self.scaler(...)`; anchor: the
+    holding assignment, naming the RNG's line.
 
     ## References
     - [Reproducibility: DataLoader](https://pytorch.org/docs/stable/notes/randomness.html#dataloader): per-worker seeds, `worker_init_fn`, `generator=`.
@@ -159,16 +166,19 @@ class UnseededDatasetRng(Rule):
         for klass in facts.file.classes.values():
             if facts.file.dataset_kind(klass) is None and facts.loaders.inherited_dataset(klass) is None:
                 continue  # neither a dataset class nor a subclass of one of another project module
-            rngs = held_rngs(facts, klass)
-            if not rngs and not module_rngs:
-                continue
             methods = facts.graph.reachable(klass, DRAW_ROOTS)
+            held_through = list(_held_through(facts, klass, methods))
+            rngs = held_rngs(facts, klass)
             drawn, reseeded = drawn_and_reseeded(facts, klass, methods, rngs, module_rngs)
-            if not drawn - reseeded:
+            if not drawn - reseeded and not held_through:
                 continue
             loaders = facts.loaders.loaders_using(klass)
             if loaders and all(facts.iteration.single_process_everywhere(c) or cls._passes_init_fn(c) for c in loaders):
                 continue  # no worker copies the RNG, or a worker_init_fn is assumed to reseed it
+            for holding, label, creation in held_through:
+                if holding not in reported:
+                    reported.add(holding)
+                    yield cls.finding(holding, rng=label, klass=klass.name, creation=creation)
             for key in sorted(drawn - reseeded):
                 creation, owner = rngs[key] if key in rngs else (module_rngs[key], klass)
                 if creation in reported:
@@ -210,3 +220,36 @@ class UnseededDatasetRng(Rule):
                 if is_rng_constructor(bindings[0].value, facts.file.module_scope):
                     out[name] = bindings[0].value
         return out
+
+
+def _held_through(facts, klass, methods) -> Iterator[Tuple[cst.CSTNode, str, cst.Call]]:
+    """An RNG one object removed: `self.x = Helper(...)` at construction, where the same-file class
+    Helper creates an RNG in `__init__`, and a sample method draws from it through `self.x.method(...)`
+    or `self.x(...)`. Yields (the holding assignment's target, the RNG's label, its creation)."""
+    if per_worker_seeded(facts, methods):
+        return
+    for mutation in stores_in_init(facts, klass):
+        attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
+        helper = facts.file.instance_class(mutation.value, mutation.ctx.scope) if attr else None
+        if helper is None or helper is klass or facts.file.dataset_kind(helper) is not None:
+            continue  # a dataset held by a dataset reports its own RNGs
+        rngs = held_rngs(facts, helper)
+        entries = [m for m in _methods_called_through(facts, methods, attr, helper)] if rngs else []
+        drawn, reseeded = drawn_and_reseeded(facts, helper, facts.graph.reached_from(*entries), rngs, {})
+        for key in sorted(drawn - reseeded)[:1]:
+            yield mutation.node, f"self.{attr}.{key} (created at line {{line of creation}})", rngs[key][0]
+
+
+def _methods_called_through(facts, methods, attr: str, helper) -> Iterator[FunctionInfo]:
+    """Methods of ``helper`` the sample methods call on `self.<attr>` (`self.x(...)` runs `__call__`)."""
+    for method in methods:
+        for record in facts.graph.calls_in(method):
+            func = record.node.func
+            name = None
+            if isinstance(func, cst.Attribute) and self_attribute(func.value, method) == attr:
+                name = func.attr.value
+            elif self_attribute(func, method) == attr:
+                name = "__call__"
+            found = facts.file.method(helper, name) if name is not None else None
+            if found is not None:
+                yield found
