@@ -4,11 +4,13 @@ A mutation weakens one decision; the fixture that shows it must then gain or los
 finding the decision is about (the fixtures themselves are checked in test_fixtures.py).
 """
 
+from flake8_dataloader.autofix import fix_source
 from flake8_dataloader.engine import analyse
 from flake8_dataloader.rules import RULES
 from flake8_dataloader.rules import dl105_attribute_set_after_construction as dl105
 from flake8_dataloader.rules import dl201_unseeded_dataset_rng as dl201
 from flake8_dataloader.rules import dl203_worker_seed_ignores_epoch as dl203
+from flake8_dataloader.rules import dl601_handle_shared_with_workers as dl601
 
 from .conftest import FIXTURES
 from .harness import expectations, option_args, settings_from_argv
@@ -58,7 +60,7 @@ def test_dl203_run_level_values_are_constants():
 
 def test_dl203_a_value_rebound_in_the_loop_that_builds_the_loader_is_per_pass(monkeypatch):
     monkeypatch.setattr(dl203, "_rebound_per_loader", lambda facts, func: set())
-    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203"), (78, 8, "DL203")}
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203"), (79, 8, "DL203")}
 
 
 def test_dl203_only_the_partial_bound_parameter_read_from_the_loop_is_per_pass(monkeypatch):
@@ -95,3 +97,32 @@ def test_dl201_a_per_worker_reseed_of_the_held_rng_clears_it(monkeypatch):
     monkeypatch.setattr(dl201, "per_worker_seeded", lambda facts, methods: False)
     monkeypatch.setattr(dl201, "drawn_and_reseeded", lambda *a: (real(*a)[0], set()))
     assert findings(HELD) - stated(HELD) == {(50, 8, "DL201")}
+
+
+LOCAL = "dl601_local_handles.py"
+
+
+def test_dl601_a_value_derived_from_a_local_handle_is_the_handle():
+    source = (FIXTURES / LOCAL).read_text(encoding="utf-8")
+    found = [(line, col, message.split(" is copied")[0]) for line, col, code, message in analyse(source, settings_from_argv([]))]
+    assert found == [
+        (11, 8, 'DL601 self.images = h5py.File(...)["images"]'),
+        (24, 8, "DL601 self.cursor = sqlite3.connect(...).cursor()"),
+        (37, 8, "DL601 self.file = open(...)"),
+    ]
+    assert findings(LOCAL) == stated(LOCAL)
+
+
+def test_dl601_local_handles_are_followed_only_by_the_new_condition(monkeypatch):
+    monkeypatch.setattr(dl601, "_derived_from_local", lambda value, method: None)
+    assert stated(LOCAL) - findings(LOCAL) == {(11, 8, "DL601"), (24, 8, "DL601"), (37, 8, "DL601")}
+
+
+def test_dl601_what_a_local_handle_reads_out_is_not_the_handle(monkeypatch):
+    monkeypatch.setattr(dl601, "_keeps", lambda kind, step: True)
+    assert findings(LOCAL) - stated(LOCAL) == {(58, 8, "DL601")}
+
+
+def test_dl601_the_fix_leaves_a_value_derived_from_a_local_handle_alone():
+    source = (FIXTURES / LOCAL).read_text(encoding="utf-8")
+    assert not fix_source(source, settings_from_argv([])).changed

@@ -161,7 +161,7 @@ class UnseededDatasetRng(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        reported: Set[cst.Call] = set()  # one finding per creation, however many subclasses inherit it
+        reported: Set[cst.CSTNode] = set()  # one finding per creation, however many subclasses inherit it
         module_rngs = cls._module_rngs(facts)
         for klass in facts.file.classes.values():
             if facts.file.dataset_kind(klass) is None and facts.loaders.inherited_dataset(klass) is None:
@@ -231,10 +231,10 @@ def _held_through(facts, klass, methods) -> Iterator[Tuple[cst.CSTNode, str, cst
     for mutation in stores_in_init(facts, klass):
         attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
         helper = facts.file.instance_class(mutation.value, mutation.ctx.scope) if attr else None
-        if helper is None or helper is klass or facts.file.dataset_kind(helper) is not None:
+        if attr is None or helper is None or helper is klass or facts.file.dataset_kind(helper) is not None:
             continue  # a dataset held by a dataset reports its own RNGs
         rngs = held_rngs(facts, helper)
-        entries = [m for m in _methods_called_through(facts, methods, attr, helper)] if rngs else []
+        entries = list(_methods_called_through(facts, methods, attr, helper)) if rngs else []
         drawn, reseeded = drawn_and_reseeded(facts, helper, facts.graph.reached_from(*entries), rngs, {})
         for key in sorted(drawn - reseeded)[:1]:
             yield mutation.node, f"self.{attr}.{key} (created at line {{line of creation}})", rngs[key][0]
