@@ -104,7 +104,7 @@ LOCAL = "dl601_local_handles.py"
 
 def test_dl601_a_value_derived_from_a_local_handle_is_the_handle():
     source = (FIXTURES / LOCAL).read_text(encoding="utf-8")
-    found = [(line, col, message.split(" is copied")[0]) for line, col, code, message in analyse(source, settings_from_argv([]))]
+    found = [(line, col, text.split(" is copied")[0]) for line, col, _, text in analyse(source, settings_from_argv([]))]
     assert found == [
         (11, 8, 'DL601 self.images = h5py.File(...)["images"]'),
         (24, 8, "DL601 self.cursor = sqlite3.connect(...).cursor()"),
