@@ -88,7 +88,7 @@ def test_dl201_an_rng_one_object_removed_is_reported_at_the_holding_assignment()
 
 
 def test_dl201_the_draw_must_go_through_the_held_objects_methods(monkeypatch):
-    monkeypatch.setattr(dl201, "_methods_called_through", lambda facts, methods, attr, helper: iter(()))
+    monkeypatch.setattr(dl201, "methods_called_through", lambda facts, methods, attr, helper: iter(()))
     assert stated(HELD) - findings(HELD) == {(34, 8, "DL201")}
 
 
@@ -126,3 +126,28 @@ def test_dl601_what_a_local_handle_reads_out_is_not_the_handle(monkeypatch):
 def test_dl601_the_fix_leaves_a_value_derived_from_a_local_handle_alone():
     source = (FIXTURES / LOCAL).read_text(encoding="utf-8")
     assert not fix_source(source, settings_from_argv([])).changed
+
+
+HOLDER = "dl601_handle_one_object_removed.py"
+
+
+def test_dl601_a_handle_one_object_removed_is_reported_at_the_holding_assignment():
+    source = (FIXTURES / HOLDER).read_text(encoding="utf-8")
+    found = [(line, col, text) for line, col, _, text in analyse(source, settings_from_argv([]))]
+    assert found == [(46, 8, (
+        "DL601 self.reader = VolumeReader(...) holding h5py.File(...) (line 11) is copied into every worker of "
+        "Volumes (wrong reads under fork, a pickling error under spawn); set self.reader = None here and open it "
+        "on first use in __getitem__"
+    ))]
+    assert findings(HOLDER) == stated(HOLDER)
+    assert not fix_source(source, settings_from_argv([])).changed
+
+
+def test_dl601_the_handle_must_be_read_through_the_held_objects_methods(monkeypatch):
+    monkeypatch.setattr(dl601, "methods_called_through", lambda facts, methods, attr, helper: iter(()))
+    assert stated(HOLDER) - findings(HOLDER) == {(46, 8, "DL601")}
+
+
+def test_dl601_a_held_object_that_decides_its_pickling_is_not_reported(monkeypatch):
+    monkeypatch.setattr(dl601, "PICKLING_HOOKS", ())
+    assert findings(HOLDER) - stated(HOLDER) == {(74, 8, "DL601")}

@@ -110,6 +110,23 @@ def stores_in_init(facts: FileFacts, cls: ClassInfo) -> Iterator[Mutation]:
             yield mutation
 
 
+def methods_called_through(facts: FileFacts, methods: List[FunctionInfo], attr: str,
+                           helper: ClassInfo) -> Iterator[FunctionInfo]:
+    """Methods of ``helper`` that ``methods`` call on `self.<attr>` (`self.x(...)` runs `__call__`): what a
+    worker runs of an object the dataset holds (DL201's RNGs, DL601's handles one object removed)."""
+    for method in methods:
+        for record in facts.graph.calls_in(method):
+            func = record.node.func
+            name = None
+            if isinstance(func, cst.Attribute) and self_attribute(func.value, method) == attr:
+                name = func.attr.value
+            elif self_attribute(func, method) == attr:
+                name = "__call__"
+            found = facts.file.method(helper, name) if name is not None else None
+            if found is not None:
+                yield found
+
+
 CUDA_QUERIES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.get_device_name"})
 
 

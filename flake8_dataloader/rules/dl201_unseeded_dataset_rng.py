@@ -6,10 +6,9 @@ from typing import TYPE_CHECKING, Dict, Iterator, Set, Tuple
 
 import libcst as cst
 
-from ..facts.class_traits import stores_in_init
+from ..facts.class_traits import methods_called_through, stores_in_init
 from ..facts.classes import self_attribute
 from ..facts.dataset_rngs import DRAW_ROOTS, drawn_and_reseeded, held_rngs, is_rng_constructor, per_worker_seeded
-from ..facts.model import FunctionInfo
 from .base import DEFINED_HERE, Finding, Rule
 
 if TYPE_CHECKING:
@@ -230,26 +229,11 @@ def _held_through(facts, klass, methods) -> Iterator[Tuple[cst.CSTNode, str, cst
         return
     for mutation in stores_in_init(facts, klass):
         attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
-        helper = facts.file.instance_class(mutation.value, mutation.ctx.scope) if attr else None
+        helper = facts.file.instance_class(mutation.value, mutation.ctx.scope) if attr and mutation.value else None
         if attr is None or helper is None or helper is klass or facts.file.dataset_kind(helper) is not None:
             continue  # a dataset held by a dataset reports its own RNGs
         rngs = held_rngs(facts, helper)
-        entries = list(_methods_called_through(facts, methods, attr, helper)) if rngs else []
+        entries = list(methods_called_through(facts, methods, attr, helper)) if rngs else []
         drawn, reseeded = drawn_and_reseeded(facts, helper, facts.graph.reached_from(*entries), rngs, {})
         for key in sorted(drawn - reseeded)[:1]:
             yield mutation.node, f"self.{attr}.{key} (created at line {{line of creation}})", rngs[key][0]
-
-
-def _methods_called_through(facts, methods, attr: str, helper) -> Iterator[FunctionInfo]:
-    """Methods of ``helper`` the sample methods call on `self.<attr>` (`self.x(...)` runs `__call__`)."""
-    for method in methods:
-        for record in facts.graph.calls_in(method):
-            func = record.node.func
-            name = None
-            if isinstance(func, cst.Attribute) and self_attribute(func.value, method) == attr:
-                name = func.attr.value
-            elif self_attribute(func, method) == attr:
-                name = "__call__"
-            found = facts.file.method(helper, name) if name is not None else None
-            if found is not None:
-                yield found

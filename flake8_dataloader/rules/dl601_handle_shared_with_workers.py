@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..autofix.context import FixContext, Outcome, code
 from ..autofix.edits import Plan
-from ..facts.class_traits import READ_METHODS, attributes_read, stores_in_init
+from ..facts.class_traits import READ_METHODS, attributes_read, methods_called_through, stores_in_init
 from ..facts.classes import self_attribute
 from ..facts.model import ClassInfo, FunctionInfo, Mutation
 from ..facts.nodes import children
@@ -155,7 +155,10 @@ class HandleSharedWithWorkers(Rule):
     Anchor: the assignment that opens the handle. A handle opened in a local
     variable of `__init__` (bound once) and stored, itself or a value still
     the handle (`h5 = h5py.File(path)` then `self.images = h5["images"]`),
-    is reported at that store; the fix leaves it to you.
+    is reported at that store; the fix leaves it to you. So is a handle one
+    object removed: `self.reader = Reader(path)`, a class of this file that
+    opens a handle in `__init__` and reads it in the methods the dataset
+    calls on `self.reader` (not when it defines `__getstate__`/`__reduce__`).
 
     ## References
     - [Multi-process data loading](https://pytorch.org/docs/stable/data.html#multi-process-data-loading): each worker holds a copy of the dataset object.
@@ -188,12 +191,33 @@ class HandleSharedWithWorkers(Rule):
             readers = facts.graph.reachable(klass, READ_METHODS)
             read = attributes_read(readers)
             entry = next((name for name in READ_METHODS if facts.file.method(klass, name) is not None), "__getitem__")
-            for mutation, attr, opener, derived in _handles_read(facts, klass, read):
+            found: List[Tuple[Mutation, str, str, str, Dict[str, cst.CSTNode]]] = [
+                (*item, {}) for item in _handles_read(facts, klass, read)
+            ]
+            for mutation, attr, opener, derived, lines in [*found, *_held_through(facts, klass, readers)]:
                 if mutation.node not in reported:
                     reported.add(mutation.node)
-                    yield cls.finding(
-                        mutation.node, attr=attr, opener=opener, derived=derived, klass=klass.name, method=entry
-                    )
+                    yield cls.finding(mutation.node, attr=attr, opener=opener, derived=derived, klass=klass.name,
+                                      method=entry, **lines)
+
+
+def _held_through(
+    facts: FileFacts, klass: ClassInfo, readers: List[FunctionInfo]
+) -> Iterator[Tuple[Mutation, str, str, str, Dict[str, cst.CSTNode]]]:
+    """A handle one object removed: `self.reader = Reader(path)` at construction, where that class of the
+    file stores a handle its methods read, and the dataset's readers call those methods on `self.reader`."""
+    for mutation in stores_in_init(facts, klass):
+        attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
+        helper = facts.file.instance_class(mutation.value, mutation.ctx.scope) if attr and mutation.value else None
+        if attr is None or helper is None or helper is klass or facts.file.dataset_kind(helper) is not None:
+            continue  # a dataset held by a dataset reports its own handles
+        if any(facts.file.method(helper, hook) is not None for hook in PICKLING_HOOKS):
+            continue
+        entries = list(methods_called_through(facts, readers, attr, helper))
+        read = attributes_read(facts.graph.reached_from(*entries)) if entries else set()
+        for held, _, opener, derived in list(_handles_read(facts, helper, read))[:1]:
+            text = f" holding {opener}(...){derived} (line {{line of handle}})"
+            yield mutation, attr, helper.name, text, {"handle": held.node}
 
 
 def _handles_read(facts: FileFacts, klass: ClassInfo, read: Set[str]) -> Iterator[Tuple[Mutation, str, str, str]]:
@@ -330,7 +354,7 @@ def open_lazily(finding: Finding, ctx: FixContext) -> Outcome:
         return "the opener is not a call in a class's __init__"
     scope = ctx.scope_of(opener) if isinstance(opener, cst.Call) else None
     if not isinstance(opener, cst.Call) or scope is None or _opener(opener, scope) is None:  # `conn.cursor()`
-        return "the stored value is derived from a handle opened in a local variable"
+        return "the stored value is not the handle's opener (a local handle, or an object holding one)"
     me, attr = target.value.value, target.attr.value
     stored = _stored_parameters(block, me, init)
     reopened = _reopen(opener, stored, me)
