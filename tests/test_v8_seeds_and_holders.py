@@ -59,13 +59,13 @@ def test_dl203_run_level_values_are_constants():
 
 
 def test_dl203_a_value_rebound_in_the_loop_that_builds_the_loader_is_per_pass(monkeypatch):
-    monkeypatch.setattr(dl203, "_rebound_per_loader", lambda facts, func: set())
+    monkeypatch.setattr(dl203, "_rebound_per_loader", lambda facts: {})
     assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203"), (79, 8, "DL203")}
 
 
 def test_dl203_only_the_partial_bound_parameter_read_from_the_loop_is_per_pass(monkeypatch):
-    real = dl203._rebound_per_loader
-    monkeypatch.setattr(dl203, "_rebound_per_loader", lambda facts, func: real(facts, func) - {"pass_seed"})
+    real = dl203._bound_from
+    monkeypatch.setattr(dl203, "_bound_from", lambda call, func, rebound: real(call, func, rebound) - {"pass_seed"})
     assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203")}
 
 
@@ -88,7 +88,7 @@ def test_dl201_an_rng_one_object_removed_is_reported_at_the_holding_assignment()
 
 
 def test_dl201_the_draw_must_go_through_the_held_objects_methods(monkeypatch):
-    monkeypatch.setattr(dl201, "methods_called_through", lambda facts, methods, attr, helper: iter(()))
+    monkeypatch.setattr(dl201, "calls_on_attributes", lambda facts, methods: {})
     assert stated(HELD) - findings(HELD) == {(34, 8, "DL201")}
 
 
@@ -144,7 +144,7 @@ def test_dl601_a_handle_one_object_removed_is_reported_at_the_holding_assignment
 
 
 def test_dl601_the_handle_must_be_read_through_the_held_objects_methods(monkeypatch):
-    monkeypatch.setattr(dl601, "methods_called_through", lambda facts, methods, attr, helper: iter(()))
+    monkeypatch.setattr(dl601, "calls_on_attributes", lambda facts, methods: {})
     assert stated(HOLDER) - findings(HOLDER) == {(46, 8, "DL601")}
 
 

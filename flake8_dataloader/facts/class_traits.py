@@ -7,7 +7,7 @@ read by the DL5xx/DL6xx rules and by `project/summarise.py` alike.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -110,21 +110,18 @@ def stores_in_init(facts: FileFacts, cls: ClassInfo) -> Iterator[Mutation]:
             yield mutation
 
 
-def methods_called_through(facts: FileFacts, methods: List[FunctionInfo], attr: str,
-                           helper: ClassInfo) -> Iterator[FunctionInfo]:
-    """Methods of ``helper`` that ``methods`` call on `self.<attr>` (`self.x(...)` runs `__call__`): what a
+def calls_on_attributes(facts: FileFacts, methods: List[FunctionInfo]) -> Dict[str, Set[str]]:
+    """attr -> the method names ``methods`` call on `self.<attr>` (`self.x(...)` calls `__call__`): what a
     worker runs of an object the dataset holds (DL201's RNGs, DL601's handles one object removed)."""
+    out: Dict[str, Set[str]] = {}
     for method in methods:
         for record in facts.graph.calls_in(method):
             func = record.node.func
-            name = None
-            if isinstance(func, cst.Attribute) and self_attribute(func.value, method) == attr:
-                name = func.attr.value
-            elif self_attribute(func, method) == attr:
-                name = "__call__"
-            found = facts.file.method(helper, name) if name is not None else None
-            if found is not None:
-                yield found
+            if isinstance(func, cst.Attribute) and self_attribute(func.value, method) is not None:
+                out.setdefault(self_attribute(func.value, method) or "", set()).add(func.attr.value)
+            elif self_attribute(func, method) is not None:
+                out.setdefault(self_attribute(func, method) or "", set()).add("__call__")
+    return out
 
 
 CUDA_QUERIES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.get_device_name"})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Set
+from typing import TYPE_CHECKING, Dict, Iterator, Set
 
 import libcst as cst
 
@@ -10,8 +10,7 @@ from ..facts import constants as C
 from ..facts.dataset_rngs import RESEED_METHODS
 from ..facts.calls import partial_target
 from ..facts.model import FunctionInfo
-from ..facts.nodes import children
-from ..facts.resolve import call_qualnames, follow_single_binding, resolve
+from ..facts.resolve import call_qualnames, follow_single_binding, names_in, resolve
 from ..facts.walk import Visited
 from .base import DEFINED_HERE, Finding, Rule
 from .dl2_shared import worker_init_functions
@@ -98,13 +97,13 @@ class WorkerSeedIgnoresEpoch(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
+        fresh = _rebound_per_loader(facts)
         for func in worker_init_functions(facts):
-            if cls._seeds_statically(facts, func):
+            if cls._seeds_statically(facts, func, fresh.get(func, set())):
                 yield cls.finding(func.node, name=func.name)
 
     @classmethod
-    def _seeds_statically(cls, facts, func: FunctionInfo) -> bool:
-        fresh = _rebound_per_loader(facts, func)
+    def _seeds_statically(cls, facts, func: FunctionInfo, fresh: Set[str]) -> bool:
         for record in facts.graph.calls_in(func):
             call, scope = record.node, record.ctx.scope
             names = call_qualnames(call, scope)
@@ -157,33 +156,34 @@ class WorkerSeedIgnoresEpoch(Rule):
         return False
 
 
-def _rebound_per_loader(facts: FileFacts, func: FunctionInfo) -> Set[str]:
-    """Names `func`'s seed may not count as run-level: re-bound in a loop that builds a new loader
-    each pass and hands it `func` (a per-epoch seed given to a fresh loader), and then the
-    parameters that a `functools.partial` there binds from such names."""
-    fresh: Set[str] = set()
+def _rebound_per_loader(facts: FileFacts) -> Dict[FunctionInfo, Set[str]]:
+    """For each worker_init_fn, the names its seed may not count as run-level: re-bound in a loop that
+    builds a new loader each pass and hands it the function (a per-epoch seed given to a fresh loader),
+    and then the parameters that a `functools.partial` there binds from such names."""
+    fresh: Dict[FunctionInfo, Set[str]] = {}
     for call in facts.flow.loader_calls.values():
         given = call.args["worker_init_fn"].expr
-        if given is None or not call.ctx.loops or func not in facts.graph.functions_of(given, call.ctx.scope):
+        if given is None or not call.ctx.loops:
             continue
         rebound = set().union(*(loop.bound_names | loop.target_names for loop in call.ctx.loops))
-        fresh |= rebound
         value, _ = follow_single_binding(given, call.ctx.scope)
-        if isinstance(value, cst.Call) and partial_target(value) is not value:
-            params = func.params[1:] if func.cls is not None else func.params  # a bound method's self
-            for i, arg in enumerate(value.args[1:]):
-                param = arg.keyword.value if arg.keyword is not None else None
-                if param is None and not arg.star and i < len(params):
-                    param = params[i]
-                if param is not None and any(n.value in rebound for n in _names_in(arg.value)):
-                    fresh.add(param)
+        partial = isinstance(value, cst.Call) and partial_target(value) is not value
+        for func in facts.graph.functions_of(given, call.ctx.scope):
+            names = fresh.setdefault(func, set())
+            names |= rebound
+            if partial and isinstance(value, cst.Call):
+                names |= _bound_from(value, func, rebound)
     return fresh
 
 
-def _names_in(expr: cst.BaseExpression) -> Iterator[cst.Name]:
-    stack: List[cst.CSTNode] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            yield node
-        stack.extend(children(node))
+def _bound_from(partial: cst.Call, func: FunctionInfo, rebound: Set[str]) -> Set[str]:
+    """The parameters of ``func`` that `functools.partial(func, ...)` binds from names in ``rebound``."""
+    params = func.params[1:] if func.cls is not None else func.params  # a bound method's self
+    out: Set[str] = set()
+    for i, arg in enumerate(partial.args[1:]):
+        param = arg.keyword.value if arg.keyword is not None else None
+        if param is None and not arg.star and i < len(params):
+            param = params[i]
+        if param is not None and names_in(arg.value) & rebound:
+            out.add(param)
+    return out

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..autofix.context import FixContext, Outcome, code
 from ..autofix.edits import Plan
-from ..facts.class_traits import READ_METHODS, attributes_read, methods_called_through, stores_in_init
+from ..facts.class_traits import READ_METHODS, attributes_read, calls_on_attributes, stores_in_init
 from ..facts.classes import self_attribute
 from ..facts.model import ClassInfo, FunctionInfo, Mutation
 from ..facts.nodes import children
@@ -206,6 +206,7 @@ def _held_through(
 ) -> Iterator[Tuple[Mutation, str, str, str, Dict[str, cst.CSTNode]]]:
     """A handle one object removed: `self.reader = Reader(path)` at construction, where that class of the
     file stores a handle its methods read, and the dataset's readers call those methods on `self.reader`."""
+    called: Optional[Dict[str, Set[str]]] = None  # computed once, for the first held object
     for mutation in stores_in_init(facts, klass):
         attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
         helper = facts.file.instance_class(mutation.value, mutation.ctx.scope) if attr and mutation.value else None
@@ -213,7 +214,8 @@ def _held_through(
             continue  # a dataset held by a dataset reports its own handles
         if any(facts.file.method(helper, hook) is not None for hook in PICKLING_HOOKS):
             continue
-        entries = list(methods_called_through(facts, readers, attr, helper))
+        called = calls_on_attributes(facts, readers) if called is None else called
+        entries = [m for m in (facts.file.method(helper, n) for n in sorted(called.get(attr, ()))) if m]
         read = attributes_read(facts.graph.reached_from(*entries)) if entries else set()
         for held, _, opener, derived in list(_handles_read(facts, helper, read))[:1]:
             text = f" holding {opener}(...){derived} (line {{line of handle}})"
