@@ -60,7 +60,14 @@ def test_dl203_run_level_values_are_constants():
 
 def test_dl203_a_value_rebound_in_the_loop_that_builds_the_loader_is_per_pass(monkeypatch):
     monkeypatch.setattr(dl203, "_rebound_per_loader", lambda facts: {})
-    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203"), (79, 8, "DL203")}
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203")}
+    monkeypatch.setattr(dl203, "_loop_bound", lambda facts: set())
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203"), (79, 8, "DL203"), (96, 4, "DL203")}
+
+
+def test_dl203_a_captured_variable_its_epoch_loop_rebinds_is_per_pass(monkeypatch):
+    monkeypatch.setattr(dl203, "_loop_bound", lambda facts: set())
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(96, 4, "DL203")}
 
 
 def test_dl203_only_the_partial_bound_parameter_read_from_the_loop_is_per_pass(monkeypatch):

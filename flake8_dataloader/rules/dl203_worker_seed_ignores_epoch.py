@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterator, Set
+from typing import TYPE_CHECKING, Dict, Iterator, NamedTuple, Set, Tuple
 
 import libcst as cst
 
@@ -77,7 +77,9 @@ class WorkerSeedIgnoresEpoch(Rule):
     constant, `args.seed`, `cfg.SEED`, `self.seed`, an enclosing function's
     variable read by a nested worker_init_fn, an argument bound by
     `functools.partial`. Not when such a value is re-bound in a loop that
-    also builds the loader each pass (a new seed for each new loader).
+    also builds the loader each pass (a new seed for each new loader), nor
+    a variable a `for` loop of its own scope re-binds (a nested function
+    reads it when each epoch's workers start).
     Anchor: the `def`.
 
     ## References
@@ -97,13 +99,13 @@ class WorkerSeedIgnoresEpoch(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        fresh = _rebound_per_loader(facts)
+        fresh, looped = _rebound_per_loader(facts), _loop_bound(facts)
         for func in worker_init_functions(facts):
-            if cls._seeds_statically(facts, func, fresh.get(func, set())):
+            if cls._seeds_statically(facts, func, PerPass(fresh.get(func, set()), looped)):
                 yield cls.finding(func.node, name=func.name)
 
     @classmethod
-    def _seeds_statically(cls, facts, func: FunctionInfo, fresh: Set[str]) -> bool:
+    def _seeds_statically(cls, facts, func: FunctionInfo, fresh: PerPass) -> bool:
         for record in facts.graph.calls_in(func):
             call, scope = record.node, record.ctx.scope
             names = call_qualnames(call, scope)
@@ -118,13 +120,13 @@ class WorkerSeedIgnoresEpoch(Rule):
         return False
 
     @classmethod
-    def _static(cls, expr, scope, func: FunctionInfo, fresh: Set[str], seen: Visited[str]) -> bool:
+    def _static(cls, expr, scope, func: FunctionInfo, fresh: "PerPass", seen: Visited[str]) -> bool:
         """True when the value reads no per-iterator source: parameters, constants and run-level values."""
         if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
             return True
         if isinstance(expr, cst.Name):
             if expr.value in func.scope.params:
-                return expr.value not in fresh
+                return expr.value not in fresh.names
             if not seen.first(expr.value):
                 return False
             owner = scope.lookup(expr.value)
@@ -135,8 +137,8 @@ class WorkerSeedIgnoresEpoch(Rule):
                     for b in bindings
                 )
             # A run-level value (module constant, `args`, an enclosing function's variable), unless a
-            # loop that builds a new loader each pass re-binds it.
-            return owner is not None and expr.value not in fresh
+            # loop that builds a new loader each pass re-binds it, or (read at each fork) a loop of its own.
+            return owner is not None and expr.value not in fresh.names and (owner, expr.value) not in fresh.looped
         if isinstance(expr, cst.BinaryOperation):
             return cls._static(expr.left, scope, func, fresh, seen) and cls._static(expr.right, scope, func, fresh, seen)
         if isinstance(expr, cst.UnaryOperation):
@@ -154,6 +156,21 @@ class WorkerSeedIgnoresEpoch(Rule):
                 cls._static(a.value, scope, func, fresh, seen) for a in expr.args
             )
         return False
+
+
+class PerPass(NamedTuple):
+    """What a worker_init_fn's seed may read that changes with each pass: ``names`` re-bound in a loop that
+    builds a new loader each pass (and parameters a `functools.partial` there binds from them), and
+    ``looped``, (scope, name) bound by a `for` loop of that scope (a nested worker_init_fn reads such a
+    variable's value when each epoch's workers start)."""
+
+    names: Set[str]
+    looped: Set[Tuple[object, str]]
+
+
+def _loop_bound(facts: FileFacts) -> Set[Tuple[object, str]]:
+    return {(ctx.scope.binding_scope(name), name) for loop, _, ctx in facts.file.collector.for_loops
+            for name in loop.bound_names}
 
 
 def _rebound_per_loader(facts: FileFacts) -> Dict[FunctionInfo, Set[str]]:
