@@ -53,32 +53,37 @@ def dl203_of(name):
 def test_dl203_run_level_values_are_constants():
     # args.seed, cfg.SEED, a partial-bound argument, self.seed captured, an enclosing variable captured.
     assert dl203_of(RUN_LEVEL) == {
-        (24, 0, "DL203"), (28, 0, "DL203"), (32, 0, "DL203"), (56, 8, "DL203"), (65, 4, "DL203"),
+        (26, 0, "DL203"), (30, 0, "DL203"), (34, 0, "DL203"), (63, 8, "DL203"), (72, 4, "DL203"),
     }
     assert findings(RUN_LEVEL) == stated(RUN_LEVEL)
 
 
 def test_dl203_a_value_rebound_in_the_loop_that_builds_the_loader_is_per_pass(monkeypatch):
     monkeypatch.setattr(dl203, "_rebound_per_loader", lambda facts: {})
-    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203")}
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(53, 0, "DL203")}
     monkeypatch.setattr(dl203, "_loop_bound", lambda facts: set())
-    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203"), (79, 8, "DL203"), (96, 4, "DL203")}
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(53, 0, "DL203"), (86, 8, "DL203"), (103, 4, "DL203")}
 
 
 def test_dl203_a_captured_variable_its_epoch_loop_rebinds_is_per_pass(monkeypatch):
     monkeypatch.setattr(dl203, "_loop_bound", lambda facts: set())
-    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(96, 4, "DL203")}
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(103, 4, "DL203")}
 
 
 def test_dl203_only_the_partial_bound_parameter_read_from_the_loop_is_per_pass(monkeypatch):
     real = dl203._bound_from
     monkeypatch.setattr(dl203, "_bound_from", lambda call, func, rebound: real(call, func, rebound) - {"pass_seed"})
-    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(46, 0, "DL203")}
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(53, 0, "DL203")}
+
+
+def test_dl203_a_run_level_value_drawn_from_the_clock_is_not_a_constant(monkeypatch):
+    monkeypatch.setattr(dl203, "_entropy", lambda value, scope: False)
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(48, 0, "DL203")}
 
 
 def test_dl203_a_per_iterator_source_anywhere_in_the_seed_clears_it(monkeypatch):
     monkeypatch.setattr(dl203, "resolve", lambda expr, scope: {"builtins.int"})
-    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(36, 0, "DL203"), (41, 0, "DL203")}
+    assert dl203_of(RUN_LEVEL) - stated(RUN_LEVEL) == {(38, 0, "DL203"), (43, 0, "DL203")}
 
 
 HELD = "dl201_rng_one_object_removed.py"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterator, NamedTuple, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -10,6 +10,7 @@ from ..facts import constants as C
 from ..facts.dataset_rngs import RESEED_METHODS
 from ..facts.calls import partial_target
 from ..facts.model import FunctionInfo
+from ..facts.nodes import children
 from ..facts.resolve import call_qualnames, follow_single_binding, names_in, resolve
 from ..facts.walk import Visited
 from .base import DEFINED_HERE, Finding, Rule
@@ -79,7 +80,8 @@ class WorkerSeedIgnoresEpoch(Rule):
     `functools.partial`. Not when such a value is re-bound in a loop that
     also builds the loader each pass (a new seed for each new loader), nor
     a variable a `for` loop of its own scope re-binds (a nested function
-    reads it when each epoch's workers start).
+    reads it when each epoch's workers start), nor one drawn from `time`,
+    `os.urandom`, `secrets` or `torch.initial_seed()`.
     Anchor: the `def`.
 
     ## References
@@ -138,7 +140,9 @@ class WorkerSeedIgnoresEpoch(Rule):
                 )
             # A run-level value (module constant, `args`, an enclosing function's variable), unless a
             # loop that builds a new loader each pass re-binds it, or (read at each fork) a loop of its own.
-            return owner is not None and expr.value not in fresh.names and (owner, expr.value) not in fresh.looped
+            if owner is None or expr.value in fresh.names or (owner, expr.value) in fresh.looped:
+                return False
+            return not any(_entropy(b.value, owner) for b in owner.bindings[expr.value])  # `int(time.time())`
         if isinstance(expr, cst.BinaryOperation):
             return cls._static(expr.left, scope, func, fresh, seen) and cls._static(expr.right, scope, func, fresh, seen)
         if isinstance(expr, cst.UnaryOperation):
@@ -166,6 +170,22 @@ class PerPass(NamedTuple):
 
     names: Set[str]
     looped: Set[Tuple[object, str]]
+
+
+def _entropy(value: Optional[cst.CSTNode], scope) -> bool:
+    """Whether a run-level value is drawn from time, `os.urandom`, `secrets` or torch's per-iterator seed."""
+    stack: List[cst.CSTNode] = [value] if value is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            names = call_qualnames(node, scope)
+            if names & C.PER_ITERATOR_SEED_SOURCES or any(
+                n == "os.urandom" or n.startswith(C.ENTROPY_MODULES) for n in names
+            ):
+                return True
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            stack.extend(children(node))
+    return False
 
 
 def _loop_bound(facts: FileFacts) -> Set[Tuple[object, str]]:
