@@ -66,7 +66,9 @@ class Record:
         self.iter_returns_self = False  # an `__iter__` returning `self` or something held on it (DL502)
         self.stored: Set[str] = set()  # attributes assigned, on anything but `self`
         self.stored_on_self: Set[str] = set()
-        self.stored_calls: Set[str] = set()  # the callees of calls whose result is assigned to an attribute
+        # The callees of calls whose result is assigned to an attribute or a name (a local handle a dataset
+        # may store: `h5 = h5py.File(p)` then `self.images = h5["images"]`).
+        self.stored_calls: Set[str] = set()
         self.assigned_rngs: Set[str] = set()  # the same for any assignment, `.seed(...)` chains stripped
         self.classes: Dict[str, Set[str]] = {}  # class of this file -> the names its bases read
         self.initialised: Set[str] = set()  # classes of this file defining `__init__`
@@ -103,7 +105,7 @@ class Record:
             elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 holders.bind(targets, node.value)
-                if isinstance(node.value, ast.Call) and any(isinstance(t, ast.Attribute) for t in targets):
+                if isinstance(node.value, ast.Call) and any(isinstance(t, (ast.Attribute, ast.Name)) for t in targets):
                     self.stored_calls |= class_names(node.value.func)
                 self.assigned_rngs |= _constructed(node.value)
                 for target in targets:
@@ -333,8 +335,8 @@ def _constructed(value: ast.AST) -> Set[str]:
 
 def _handle(record: Record) -> bool:
     """DL601: a dataset class of this file reading what it holds, and an opener's result assigned as it
-    is to an attribute (`self.h = h5py.File(...)`; `np.load` of an `.npz`): the rule reads the opener
-    only as the value stored."""
+    is to an attribute or a local name (`self.h = h5py.File(...)`, `h = h5py.File(...)`; `np.load` of an
+    `.npz`): the rule reads the opener only as the value stored."""
     if not record.dataset_methods:
         return False
     stored = record.stored_calls

@@ -7,7 +7,7 @@ read by the DL5xx/DL6xx rules and by `project/summarise.py` alike.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -108,6 +108,20 @@ def stores_in_init(facts: FileFacts, cls: ClassInfo) -> Iterator[Mutation]:
         method = mutation.ctx.function
         if method in init_methods and mutation.value is not None and self_attribute(mutation.node, method):
             yield mutation
+
+
+def calls_on_attributes(facts: FileFacts, methods: List[FunctionInfo]) -> Dict[str, Set[str]]:
+    """attr -> the method names ``methods`` call on `self.<attr>` (`self.x(...)` calls `__call__`): what a
+    worker runs of an object the dataset holds (DL201's RNGs, DL601's handles one object removed)."""
+    out: Dict[str, Set[str]] = {}
+    for method in methods:
+        for record in facts.graph.calls_in(method):
+            func = record.node.func
+            if isinstance(func, cst.Attribute) and self_attribute(func.value, method) is not None:
+                out.setdefault(self_attribute(func.value, method) or "", set()).add(func.attr.value)
+            elif self_attribute(func, method) is not None:
+                out.setdefault(self_attribute(func, method) or "", set()).add("__call__")
+    return out
 
 
 CUDA_QUERIES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.get_device_name"})

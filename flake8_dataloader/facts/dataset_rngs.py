@@ -51,6 +51,16 @@ def held_rngs(facts, klass: ClassInfo) -> Dict[str, Tuple[cst.Call, ClassInfo]]:
     return out
 
 
+def _per_worker_call(call: cst.Call, scope) -> bool:
+    names = call_qualnames(call, scope)
+    return any(n.endswith("get_worker_info") for n in names) or bool(names & C.PER_ITERATOR_SEED_SOURCES)
+
+
+def per_worker_seeded(facts, methods) -> bool:
+    """Whether the methods read a per-worker source (`get_worker_info()`, `torch.initial_seed()`)."""
+    return any(_per_worker_call(r.node, r.ctx.scope) for m in methods for r in facts.graph.calls_in(m))
+
+
 def drawn_and_reseeded(facts, klass, methods, rngs, module_rngs) -> Tuple[Set[str], Set[str]]:
     drawn: Set[str] = set()
     reseeded: Set[str] = set()
@@ -58,8 +68,7 @@ def drawn_and_reseeded(facts, klass, methods, rngs, module_rngs) -> Tuple[Set[st
     for method in methods:
         for record in facts.graph.calls_in(method):
             call, scope = record.node, record.ctx.scope
-            names = call_qualnames(call, scope)
-            if any(n.endswith("get_worker_info") for n in names) or names & C.PER_ITERATOR_SEED_SOURCES:
+            if _per_worker_call(call, scope):
                 per_worker = True
             func = call.func
             receiver = func.value if isinstance(func, cst.Attribute) else None

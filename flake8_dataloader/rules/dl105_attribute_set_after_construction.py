@@ -93,6 +93,9 @@ class AttributeSetAfterConstruction(Rule):
       a statement between them sets `self._DataLoader__initialized = False`
       (and none sets it back to `True` before it), as timm's
       `MultiEpochsDataLoader` does: PyTorch's guard is then off.
+    - Inside a class named `DataLoader`, `self.__initialized = False` is that
+      same guard (name mangling spells it `_DataLoader__initialized`); in a
+      class of another name it is not.
     - Anchor: the assignment.
 
     ## References
@@ -136,13 +139,13 @@ def _after_super_init(facts: FileFacts, mutation: Mutation) -> bool:
     # `self._DataLoader__initialized = False` first (timm's MultiEpochsDataLoader): PyTorch then accepts it.
     cleared = False
     for statement in statements[first_init + 1:here]:
-        guard = _initialized_flag(statement, base.value)
+        guard = _initialized_flag(statement, base.value, func.cls.name)
         if guard is not None:
             cleared = not guard
     return not cleared
 
 
-def _initialized_flag(statement: cst.CSTNode, me: str) -> Optional[bool]:
+def _initialized_flag(statement: cst.CSTNode, me: str, cls_name: str) -> Optional[bool]:
     """The value a statement `self._DataLoader__initialized = <True/False>` gives DataLoader's guard."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
@@ -152,9 +155,17 @@ def _initialized_flag(statement: cst.CSTNode, me: str) -> Optional[bool]:
     target, value = assign.targets[0].target, assign.value
     if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me):
         return None
-    if target.attr.value != "_DataLoader__initialized" or not isinstance(value, cst.Name):
+    if _mangled(target.attr.value, cls_name) != "_DataLoader__initialized" or not isinstance(value, cst.Name):
         return None
     return {"True": True, "False": False}.get(value.value)
+
+
+def _mangled(attr: str, cls_name: str) -> str:
+    """`attr` as Python stores it when written inside class `cls_name` (private name mangling)."""
+    owner = cls_name.lstrip("_")
+    if attr.startswith("__") and not attr.endswith("__") and owner:
+        return f"_{owner}{attr}"
+    return attr
 
 
 def _is_super_init(call: cst.Call) -> bool:

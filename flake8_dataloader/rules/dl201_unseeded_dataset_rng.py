@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterator, Set
+from typing import TYPE_CHECKING, Dict, Iterator, Optional, Set, Tuple
 
 import libcst as cst
 
-from ..facts.dataset_rngs import DRAW_ROOTS, drawn_and_reseeded, held_rngs, is_rng_constructor
+from ..facts.class_traits import calls_on_attributes, stores_in_init
+from ..facts.classes import self_attribute
+from ..facts.dataset_rngs import DRAW_ROOTS, drawn_and_reseeded, held_rngs, is_rng_constructor, per_worker_seeded
 from .base import DEFINED_HERE, Finding, Rule
 
 if TYPE_CHECKING:
@@ -128,6 +130,11 @@ class UnseededDatasetRng(Rule):
     - A module that only defines the class is reported, like DL601.
     - Draws are seen through calls: `self.rng.method(...)` or `self.rng`
       passed to a call.
+    - An RNG one object removed: `self.scaler = RandomScaler(...)`, a class
+      of this file whose `__init__` creates an RNG, drawn through
+      `self.scaler.method(...)` or `self.scaler(...)`; anchor: the holding
+      assignment, naming the RNG's line. Classes of other modules are not
+      followed there yet.
     - Anchor: the RNG creation.
 
     ## References
@@ -156,21 +163,24 @@ class UnseededDatasetRng(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        reported: Set[cst.Call] = set()  # one finding per creation, however many subclasses inherit it
+        reported: Set[cst.CSTNode] = set()  # one finding per creation, however many subclasses inherit it
         module_rngs = cls._module_rngs(facts)
         for klass in facts.file.classes.values():
             if facts.file.dataset_kind(klass) is None and facts.loaders.inherited_dataset(klass) is None:
                 continue  # neither a dataset class nor a subclass of one of another project module
-            rngs = held_rngs(facts, klass)
-            if not rngs and not module_rngs:
-                continue
             methods = facts.graph.reachable(klass, DRAW_ROOTS)
+            held_through = list(_held_through(facts, klass, methods))
+            rngs = held_rngs(facts, klass)
             drawn, reseeded = drawn_and_reseeded(facts, klass, methods, rngs, module_rngs)
-            if not drawn - reseeded:
+            if not drawn - reseeded and not held_through:
                 continue
             loaders = facts.loaders.loaders_using(klass)
             if loaders and all(facts.iteration.single_process_everywhere(c) or cls._passes_init_fn(c) for c in loaders):
                 continue  # no worker copies the RNG, or a worker_init_fn is assumed to reseed it
+            for holding, label, creation in held_through:
+                if holding not in reported:
+                    reported.add(holding)
+                    yield cls.finding(holding, rng=label, klass=klass.name, creation=creation)
             for key in sorted(drawn - reseeded):
                 creation, owner = rngs[key] if key in rngs else (module_rngs[key], klass)
                 if creation in reported:
@@ -212,3 +222,23 @@ class UnseededDatasetRng(Rule):
                 if is_rng_constructor(bindings[0].value, facts.file.module_scope):
                     out[name] = bindings[0].value
         return out
+
+
+def _held_through(facts, klass, methods) -> Iterator[Tuple[cst.CSTNode, str, cst.Call]]:
+    """An RNG one object removed: `self.x = Helper(...)` at construction, where the same-file class
+    Helper creates an RNG in `__init__`, and a sample method draws from it through `self.x.method(...)`
+    or `self.x(...)`. Yields (the holding assignment's target, the RNG's label, its creation)."""
+    if per_worker_seeded(facts, methods):
+        return
+    called: Optional[Dict[str, Set[str]]] = None  # computed once, for the first held object
+    for mutation in stores_in_init(facts, klass):
+        attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
+        helper = facts.file.instance_class(mutation.value, mutation.ctx.scope) if attr and mutation.value else None
+        if attr is None or helper is None or helper is klass or facts.file.dataset_kind(helper) is not None:
+            continue  # a dataset held by a dataset reports its own RNGs
+        rngs = held_rngs(facts, helper)
+        called = calls_on_attributes(facts, methods) if called is None else called
+        entries = [m for m in (facts.file.method(helper, n) for n in sorted(called.get(attr, ()))) if m] if rngs else []
+        drawn, reseeded = drawn_and_reseeded(facts, helper, facts.graph.reached_from(*entries), rngs, {})
+        for key in sorted(drawn - reseeded)[:1]:
+            yield mutation.node, f"self.{attr}.{key} (created at line {{line of creation}})", rngs[key][0]

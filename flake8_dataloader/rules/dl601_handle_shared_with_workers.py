@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..autofix.context import FixContext, Outcome, code
 from ..autofix.edits import Plan
-from ..facts.class_traits import READ_METHODS, attributes_read, stores_in_init
+from ..facts.class_traits import READ_METHODS, attributes_read, calls_on_attributes, stores_in_init
 from ..facts.classes import self_attribute
 from ..facts.model import ClassInfo, FunctionInfo, Mutation
 from ..facts.nodes import children
@@ -154,6 +154,10 @@ class HandleSharedWithWorkers(Rule):
     - Not the handle: a slice, `[()]`, an `.npz`'s or an HDFStore's items
       and other methods (`zf.namelist()`, `f.read()`): they read the data
       out.
+    - A local handle of `__init__` stored (`h5 = h5py.File(path)` then
+      `self.images = h5["images"]`) is reported at the store; no fix.
+    - One object removed: `self.reader = Reader(path)`, a class of this file
+      opening a handle in `__init__` read by the methods the dataset calls.
     - Anchor: the assignment that opens the handle.
 
     ## References
@@ -166,8 +170,8 @@ class HandleSharedWithWorkers(Rule):
     ACROSS_FILES = DEFINED_HERE.format(what="dataset class")
     NAME = "handle-shared-with-workers"
     MESSAGE = (
-        "self.{attr} = {opener}(...) is copied into every worker of {klass} (wrong reads under fork, a pickling "
-        "error under spawn); set self.{attr} = None here and open it on first use in {method}"
+        "self.{attr} = {opener}(...){derived} is copied into every worker of {klass} (wrong reads under fork, a "
+        "pickling error under spawn); set self.{attr} = None here and open it on first use in {method}"
     )
     CONDITION = (("handle",),)
     TRIGGERS = tuple(
@@ -187,16 +191,42 @@ class HandleSharedWithWorkers(Rule):
             readers = facts.graph.reachable(klass, READ_METHODS)
             read = attributes_read(readers)
             entry = next((name for name in READ_METHODS if facts.file.method(klass, name) is not None), "__getitem__")
-            for mutation, attr, opener in _handles_read(facts, klass, read):
+            found: List[Tuple[Mutation, str, str, str, Dict[str, cst.CSTNode]]] = [
+                (*item, {}) for item in _handles_read(facts, klass, read)
+            ]
+            for mutation, attr, opener, derived, lines in [*found, *_held_through(facts, klass, readers)]:
                 if mutation.node not in reported:
                     reported.add(mutation.node)
-                    yield cls.finding(mutation.node, attr=attr, opener=opener, klass=klass.name, method=entry)
+                    yield cls.finding(mutation.node, attr=attr, opener=opener, derived=derived, klass=klass.name,
+                                      method=entry, **lines)
 
 
-def _handles_read(facts: FileFacts, klass: ClassInfo, read: Set[str]) -> Iterator[Tuple[Mutation, str, str]]:
-    """(assignment, attribute, opener) for each handle stored on `self` at construction and read by a
-    worker: itself, or through an attribute holding a value derived from it (`self.imgs = self.h["x"]`)."""
-    opened: Dict[str, Tuple[Mutation, str, str]] = {}  # attribute -> (its opening, opener, qualified name)
+def _held_through(
+    facts: FileFacts, klass: ClassInfo, readers: List[FunctionInfo]
+) -> Iterator[Tuple[Mutation, str, str, str, Dict[str, cst.CSTNode]]]:
+    """A handle one object removed: `self.reader = Reader(path)` at construction, where that class of the
+    file stores a handle its methods read, and the dataset's readers call those methods on `self.reader`."""
+    called: Optional[Dict[str, Set[str]]] = None  # computed once, for the first held object
+    for mutation in stores_in_init(facts, klass):
+        attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
+        helper = facts.file.instance_class(mutation.value, mutation.ctx.scope) if attr and mutation.value else None
+        if attr is None or helper is None or helper is klass or facts.file.dataset_kind(helper) is not None:
+            continue  # a dataset held by a dataset reports its own handles
+        if any(facts.file.method(helper, hook) is not None for hook in PICKLING_HOOKS):
+            continue
+        called = calls_on_attributes(facts, readers) if called is None else called
+        entries = [m for m in (facts.file.method(helper, n) for n in sorted(called.get(attr, ()))) if m]
+        read = attributes_read(facts.graph.reached_from(*entries)) if entries else set()
+        for held, _, opener, derived in list(_handles_read(facts, helper, read))[:1]:
+            text = f" holding {opener}(...){derived} (line {{line of handle}})"
+            yield mutation, attr, helper.name, text, {"handle": held.node}
+
+
+def _handles_read(facts: FileFacts, klass: ClassInfo, read: Set[str]) -> Iterator[Tuple[Mutation, str, str, str]]:
+    """(assignment, attribute, opener, what of it is stored) for each handle stored on `self` at construction
+    and read by a worker: itself, or through an attribute holding a value derived from it (`self.imgs =
+    self.h["x"]`); also a value derived from a handle opened in a local variable (`self.imgs = h["x"]`)."""
+    opened: Dict[str, Tuple[Mutation, str, str, str]] = {}  # attribute -> (its store, opener, qualname, derived)
     holds: Dict[str, str] = {}  # attribute -> the handle attribute it holds (itself, or derived from it)
     for mutation in stores_in_init(facts, klass):
         attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
@@ -205,19 +235,53 @@ def _handles_read(facts: FileFacts, klass: ClassInfo, read: Set[str]) -> Iterato
         opener = _opener(mutation.value, mutation.ctx.scope)
         if opener is not None and isinstance(mutation.value, cst.Call):
             names = call_qualnames(mutation.value, mutation.ctx.scope)
-            opened.setdefault(attr, (mutation, opener, min(names)))
+            opened.setdefault(attr, (mutation, opener, min(names), ""))
             holds[attr] = attr
         elif isinstance(mutation.value, cst.BaseExpression) and mutation.ctx.function is not None:
             source = _derived_from(mutation.value, mutation.ctx.function, holds, opened)
+            local = _derived_from_local(mutation.value, mutation.ctx.function) if source is None else None
             if source is not None:
                 holds.setdefault(attr, source)
-    for attr, (mutation, opener, _) in opened.items():
+            elif local is not None and attr not in opened:
+                opened[attr] = (mutation, *local)
+                holds[attr] = attr
+    for attr, (mutation, opener, _, derived) in opened.items():
         if any(holds.get(name) == attr for name in read):
-            yield mutation, attr, opener
+            yield mutation, attr, opener, derived
+
+
+def _derived_from_local(value: cst.BaseExpression, method: FunctionInfo) -> Optional[Tuple[str, str, str]]:
+    """(opener, its qualified name, the derivation's text) when ``value`` is a handle a local variable of
+    ``method`` opens (`h = h5py.File(p)`, bound once), or a value derived from it that is still the handle
+    (`h["images"]`, `conn.cursor()`: DERIVED_HANDLES)."""
+    steps: List[str] = []
+    node: cst.BaseExpression = value
+    while not isinstance(node, cst.Name):
+        if isinstance(node, cst.Subscript) and _picks_an_item(node):
+            steps.append("[]")
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            steps.append(node.func.attr.value + "()")
+            node = node.func.value
+        elif isinstance(node, cst.Attribute):
+            steps.append(".")
+            node = node.value
+        else:
+            return None
+    bindings = method.scope.bindings.get(node.value, []) if method.scope.lookup(node.value) is method.scope else []
+    opened = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+    opener = _opener(opened, method.scope)
+    if opener is None or not isinstance(opened, cst.Call):
+        return None
+    qualname = min(call_qualnames(opened, method.scope))
+    kind = DERIVED_HANDLES.get(qualname)
+    if steps and (kind is None or not all(_keeps(kind, step) for step in steps)):
+        return None
+    return opener, qualname, source_of(value)[len(node.value):]
 
 
 def _derived_from(value: cst.BaseExpression, method: FunctionInfo, holds: Dict[str, str],
-                  opened: Dict[str, Tuple[Mutation, str, str]]) -> Optional[str]:
+                  opened: Dict[str, Tuple[Mutation, str, str, str]]) -> Optional[str]:
     """The handle attribute ``value`` still is: items, attributes or handle-returning methods of one,
     every step kept by what its opener returns (DERIVED_HANDLES)."""
     steps: List[str] = []  # "[]", "." or "name()", from the value down to `self.attr`
@@ -288,8 +352,11 @@ def open_lazily(finding: Finding, ctx: FixContext) -> Outcome:
         return "the handle is not opened by a plain `self.x = ...` statement of __init__ itself"
     klass = _up(ctx, init, 2)
     opener = line.body[0].value
-    if not isinstance(klass, cst.ClassDef) or not isinstance(opener, cst.Call):
+    if not isinstance(klass, cst.ClassDef):
         return "the opener is not a call in a class's __init__"
+    scope = ctx.scope_of(opener) if isinstance(opener, cst.Call) else None
+    if not isinstance(opener, cst.Call) or scope is None or _opener(opener, scope) is None:  # `conn.cursor()`
+        return "the stored value is not the handle's opener (a local handle, or an object holding one)"
     me, attr = target.value.value, target.attr.value
     stored = _stored_parameters(block, me, init)
     reopened = _reopen(opener, stored, me)
