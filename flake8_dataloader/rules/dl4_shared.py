@@ -12,11 +12,17 @@ from ..facts.resolve import names_in, source_of
 
 
 def rebuilt_loop(facts, site: LoaderSite) -> Optional[LoopInfo]:
-    """The innermost loop that builds the loader, iterates it, and leaves its arguments unchanged."""
+    """The innermost loop that builds the loader, iterates it, and leaves its arguments unchanged.
+
+    Not when the construction sits under a condition reading a name that loop binds
+    (`if feats is None: loader = DataLoader(...)` with `feats` bound again in the loop):
+    a cache, built in some passes only."""
     iterations = facts.iteration.iterations_of(site)
     used: Set[str] = set()
     for arg in site.node.args:
         used |= names_in(arg.value)
+    for test, _ in site.ctx.branches:
+        used |= names_in(test)
     for loop in reversed(site.ctx.loops):
         if any(loop in it.loops for it in iterations):
             return loop if not (used & loop.bound_names) else None
