@@ -12,7 +12,7 @@ from .inherited import inherited_dataset
 from .classes import ClassFacts, ClassInfo
 from .calls import CallGraph
 from .flow import ANY, OBJECT_FLOW, Key, Path, ValueFlow, constant_key
-from .binding import Bound, Conditions, Signature, bind, conditions_of, reads_parameter, signature_of, taken
+from .binding import KWARGS, SPLAT, Bound, Conditions, Signature, bind, conditions_of, own_kwargs, reads_parameter, signature_of, taken
 from .model import Argument, Context, FunctionInfo, LoaderCall, LoaderSite
 from .states import OMITTED, ArgState, Known, Unknown
 from .resolve import Scope, Target, evaluate, resolve
@@ -62,10 +62,13 @@ class LoaderFacts:
                 custom_init = subclass is not None and self.file.method(subclass, "__init__") is not None
                 call = read_arguments(record.node, record.ctx, custom_init)
                 constructed: Dict[str, Argument] = {}
+                splat = own_kwargs(record.node, record.ctx.function)
                 for name, argument in call.args.items():
                     param = reads_parameter(argument.expr, record.ctx.function)
                     if param is not None:
                         call.reads[name] = param
+                    elif splat is not None and argument.via_splat:
+                        call.reads[name] = KWARGS  # read, at each call of the factory, as that call passes it
                     elif argument.unknown and not argument.via_splat:
                         state = self.constructed_state(argument.expr, record.ctx.function)
                         if state is not None:
@@ -331,7 +334,13 @@ def bound_version(call: LoaderCall, bound: Dict[str, Bound], caller: Optional[Fu
     args = dict(call.args)
     reads: Dict[str, str] = {}
     for name, param in call.reads.items():
-        given = bound.get(param)
+        if param == KWARGS:  # the factory's own **kwargs: the keyword this call passes, else omitted
+            given = bound.get(name) or (Bound(Unknown("may come from **kwargs")) if SPLAT in bound else None)
+            if given is None:
+                args[name] = replace(args[name], state=OMITTED, via_splat=False)
+                continue
+        else:
+            given = bound.get(param)
         if given is None:
             continue
         args[name] = replace(args[name], state=given.state)
