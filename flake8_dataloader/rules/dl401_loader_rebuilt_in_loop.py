@@ -38,6 +38,14 @@ class LoaderRebuiltInLoop(Rule):
     whole run per call, not an epoch (a hyper-parameter search calling
     `train(hyp)` 300 times): not reported here; DL402 looks at its own loop.
 
+    Details:
+    - A loader built in an outer loop and iterated in an inner one is DL401
+      only when none of its arguments changes with the outer loop; otherwise
+      DL402 (its inner loop restarts the workers).
+    - Not when the construction sits under a condition reading a name the loop
+      binds (`if feats is None:` with `feats` bound again in the loop): a
+      cache, built in some passes only.
+
     ## Why is this bad?
     Every pass tears the workers down and starts new ones, and
     `persistent_workers=True` cannot help a loader that is thrown away. The

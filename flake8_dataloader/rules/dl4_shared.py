@@ -44,7 +44,7 @@ def rebuilt_by_calls(facts, site: LoaderSite) -> bool:
     if func is None or site.ctx.loops or func in facts.flow.factories:
         return False
     own = [it for it in facts.iteration.iterations_of(site) if it.ctx.function is func]
-    if not own or any(it.loops or it.repeated_inside for it in own):
+    if not own or any(it.repeated for it in own):  # built outside any loop: every loop repeats
         return False
     reaching, free = _reaching(func, [arg.value for arg in site.node.args])
     for caller in facts.graph.callers.get(func, ()):
