@@ -26,6 +26,10 @@ class DistributedSamplerWithoutSetEpoch(Rule):
     subclass, a batch sampler built over it, a factory returning the loader
     in a tuple.
 
+    Details:
+    - A conditional expression is each of its values: `sampler=...Sampler(ds)
+      if flag else None` may be that sampler.
+
     ## Why is this bad?
     DistributedSampler shuffles with `seed + epoch`; without `set_epoch` the
     epoch stays 0 and every epoch visits the samples in the same order.

@@ -51,6 +51,10 @@ class CudaDefaultDeviceWithShuffle(Rule):
     reverse: `generator=torch.Generator(device="cuda")` on a shuffling
     loader in a file that does not.
 
+    Details:
+    - A conditional expression is each of its values: `sampler=...Sampler(ds)
+      if flag else None` may be that sampler.
+
     ## Why is this bad?
     `RandomSampler` draws its order with `torch.randperm(n, generator=...)`
     from a CPU generator it creates; with CUDA as the default device that
