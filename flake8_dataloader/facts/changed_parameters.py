@@ -53,7 +53,8 @@ class ChangedParameters:
             names: Set[str] = set()
             if facts.file.imports is not None:
                 for call in [*facts.flow.loader_calls.values(), *facts.loaders.foreign_calls]:
-                    for dataset in facts.loaders.foreign_datasets(call):
+                    held = call.foreign.dataset_summaries if call.foreign is not None else ()
+                    for dataset in [*facts.loaders.foreign_datasets(call), *held]:
                         names.update(dataset.readers)
             own = {name for cls in facts.file.classes.values() for name in cls.methods}
             self._foreign_readers = frozenset(names - own)
