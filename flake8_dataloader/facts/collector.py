@@ -433,7 +433,9 @@ def _target_names(target: cst.BaseExpression) -> set:
     return set()
 
 
-def _element_of(value: cst.BaseExpression, index: int) -> cst.Subscript:
-    """`value[index]`, an expression of no source text: what one target of an unpacking holds, for the
-    value flow (never a finding's anchor: only `self_attrs` hold it)."""
+def _element_of(value: cst.BaseExpression, index: int) -> cst.BaseExpression:
+    """What one target of an unpacking holds: the element written in a tuple or list, else
+    `value[index]`, an expression of no source text for the value flow (only `self_attrs` hold it)."""
+    if isinstance(value, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return value.elements[index].value if index < len(value.elements) else value
     return cst.Subscript(value=value, slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(index))))])
