@@ -326,7 +326,10 @@ def _rng(record: Record) -> bool:
 
 
 def _constructed(value: ast.AST) -> Set[str]:
-    """The callee names of a call assigned as it is, through `.seed(...)`/`.manual_seed(...)` chained on it."""
+    """The callee names of a call assigned as it is, through `.seed(...)`/`.manual_seed(...)` chained on it,
+    or as an element unpacked (`self.rng, self.n = np.random.default_rng(), n`)."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return set().union(*(_constructed(element) for element in value.elts))
     while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
            and value.func.attr in ("seed", "manual_seed") and isinstance(value.func.value, ast.Call)):
         value = value.func.value

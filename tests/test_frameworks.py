@@ -20,7 +20,7 @@ FIXTURES_OF = {
                   "fw_lightning_hook_called.py"],
     "transformers": ["fw_transformers.py"],
     "accelerate": ["fw_accelerate.py"],
-    "ignite": ["fw_ignite.py"],
+    "ignite": ["fw_ignite.py", "fw_ignite_any_event.py"],
 }
 
 
@@ -53,7 +53,7 @@ MUTATIONS = {
     "IGNITE_RUN": ("ignite", F.IGNITE_RUN._replace(name="fit")),
     "IGNITE_EPOCHS": ("ignite", F.LoaderArgument(5, "epochs")),
     "IGNITE_EVENTS": ("ignite", frozenset()),
-    "IGNITE_EPOCH_EVENTS": ("ignite", frozenset({"ITERATION_COMPLETED"})),
+    "IGNITE_PASS_EVENTS": ("ignite", frozenset({"EPOCH_COMPLETED"})),
     "IGNITE_REGISTER_DECORATOR": ("ignite", "once"),
     "IGNITE_REGISTER_CALL": ("ignite", "attach"),
     "IGNITE_SAMPLER_EPOCH": ("ignite", frozenset()),

@@ -37,7 +37,11 @@ def signature_of(node: cst.FunctionDef, params: Tuple[str, ...], scope: Scope) -
     return Signature(params, keywords, defaults)
 
 
-NO_DEFAULT = Unknown("no default")  # a parameter neither written, splatted nor defaulted
+NO_DEFAULT = Unknown("no default")
+# In a bound call: the call passes a splat this file cannot read (`**cfg`), so any keyword may come from it.
+SPLAT = "**"
+# In `LoaderCall.reads`: the keyword comes from the factory's own `**kwargs` splat.
+KWARGS = "**kwargs"  # a parameter neither written, splatted nor defaulted
 
 
 class Bound(NamedTuple):
@@ -79,6 +83,8 @@ def bind(call: cst.Call, scope: Scope, signature: Signature, offset: int,
         elif index < len(positional):
             out[positional[index]] = written(arg.value)
             index += 1
+    if splat:
+        out[SPLAT] = Bound(Unknown("a splat"))
     defaults = dict(signature.defaults)
     for name in (*positional, *signature.keywords):
         if name not in out:
@@ -142,3 +148,14 @@ def reads_parameter(expr: Optional[cst.BaseExpression], function) -> Optional[st
     if function.scope.lookup(expr.value) is not function.scope or any(b.kind != "param" for b in bindings):
         return None
     return expr.value
+
+
+def own_kwargs(call: cst.Call, function) -> Optional[str]:
+    """The function's own `**kwargs` parameter, when ``call`` splats it as it is (`DataLoader(ds, **kwargs)`)."""
+    star = function.node.params.star_kwarg if function is not None else None
+    if star is None or not isinstance(star.name, cst.Name):
+        return None
+    for arg in call.args:
+        if arg.star == "**" and reads_parameter(arg.value, function) == star.name.value:
+            return star.name.value
+    return None

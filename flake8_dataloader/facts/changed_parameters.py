@@ -39,9 +39,26 @@ class ChangedParameters:
         self._facts = facts
         self._memo: Dict[FunctionInfo, FrozenSet[Change]] = {}
         self._only_read = ONLY_READ | facts.file.loader_names  # a loader built over a dataset reads it
+        self._foreign_readers: Optional[FrozenSet[str]] = None
         self._mutations: Dict[Optional[FunctionInfo], List[cst.BaseExpression]] = {}
         for mutation in facts.mutations:
             self._mutations.setdefault(mutation.ctx.function, []).append(mutation.base)
+
+    @property
+    def foreign_readers(self) -> FrozenSet[str]:
+        """Methods of the imported dataset classes this file's loaders read that change nothing on
+        `self` there (their module summaries say so), unless a class of this file has one so named."""
+        if self._foreign_readers is None:
+            facts = self._facts
+            names: Set[str] = set()
+            if facts.file.imports is not None:
+                for call in [*facts.flow.loader_calls.values(), *facts.loaders.foreign_calls]:
+                    held = call.foreign.dataset_summaries if call.foreign is not None else ()
+                    for dataset in [*facts.loaders.foreign_datasets(call), *held]:
+                        names.update(dataset.readers)
+            own = {name for cls in facts.file.classes.values() for name in cls.methods}
+            self._foreign_readers = frozenset(names - own)
+        return self._foreign_readers
 
     def of(self, func: FunctionInfo, depth: int = 0) -> FrozenSet[Change]:
         found = self._memo.get(func)
@@ -69,7 +86,7 @@ class ChangedParameters:
         call, scope = record.node, record.ctx.scope
         callee = self._facts.graph.callees.get(call)
         if callee is None:
-            if isinstance(call.func, cst.Attribute):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value not in self.foreign_readers:
                 yield call.func.value, SELF  # a method this file cannot see may change its receiver
             if not resolve(call.func, scope) <= self._only_read:  # unresolved: not followed, as before
                 for arg in call.args:

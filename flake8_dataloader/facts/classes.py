@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -10,6 +10,7 @@ from . import constants as C
 from .collector import Collector
 from .foreign import Imports
 from .model import CallRecord, ClassInfo, FunctionInfo
+from .nodes import children
 from .resolve import Scope, Target, resolve
 from .walk import Visited, WorkBudget
 
@@ -193,3 +194,34 @@ class ClassFacts:
                 if len(classes) == 1:
                     return classes.pop()
         return None
+
+
+def forwards_loader_arguments(file: "ClassFacts", cls: ClassInfo) -> bool:
+    """A loader subclass whose `__init__` (its own or a same-file base's) is absent or only
+    forwards what it is given: `def __init__(self, *args, **kwargs): super().__init__(*args, **kwargs)`."""
+    init = file.method(cls, "__init__")
+    if init is None:
+        return True
+    params = init.node.params
+    star, kwargs = params.star_arg, params.star_kwarg
+    if len(params.params) != 1 or params.kwonly_params or params.posonly_params:
+        return False
+    if not isinstance(star, cst.Param) or kwargs is None:
+        return False
+    for node in _calls_in(init.node):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "__init__":
+            spread = [(a.star, a.value) for a in node.args if a.star]
+            plain = [a for a in node.args if not a.star]
+            names = {(s, v.value) for s, v in spread if isinstance(v, cst.Name)}
+            return not plain and names == {("*", star.name.value), ("**", kwargs.name.value)}
+    return False
+
+
+def _calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            yield current
+        stack.extend(reversed(children(current)))

@@ -45,6 +45,9 @@ class Collector(cst.CSTVisitor):
         self.comprehension_iters: List[Tuple[cst.BaseExpression, Context]] = []
         self.yield_froms: List[Tuple[cst.BaseExpression, Context]] = []
         self.mutations: List[Mutation] = []
+        # Calls in an `except StopIteration:` handler: `iter(self.loader)` there starts a new pass.
+        self.restarts: Set[cst.Call] = set()
+        self._restarting: List[cst.ExceptHandler] = []  # the `except StopIteration:` handlers open
         # Where a loop or iterated expression stands among the calls, in source order: the number
         # of calls that start before it (a call's own order is its index in `calls`).
         self.calls_before: Dict[cst.CSTNode, int] = {}
@@ -171,6 +174,10 @@ class Collector(cst.CSTVisitor):
                 if isinstance(inner, cst.Name) and not isinstance(element, cst.StarredElement):
                     unpacked = BindingKind.UNPACK if kind == BindingKind.ASSIGN else kind
                     self.bind(inner.value, unpacked, value=value, index=index, node=stmt)
+                elif (isinstance(inner, cst.Attribute) and kind == BindingKind.ASSIGN
+                      and isinstance(value, cst.BaseExpression) and not isinstance(element, cst.StarredElement)):
+                    # `self.train_loader, self.val_loaders = build(...)`: each attribute holds its element
+                    self._record_store(inner, None, element=_element_of(value, index))
                 else:
                     self._bind_target(inner, None, stmt, BindingKind.OTHER)
         elif isinstance(target, cst.StarredElement):
@@ -178,13 +185,14 @@ class Collector(cst.CSTVisitor):
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
             self._record_store(target, value if kind == BindingKind.ASSIGN else None)
 
-    def _record_store(self, target, value) -> None:
+    def _record_store(self, target, value, element: Optional[cst.BaseExpression] = None) -> None:
         self.mutations.append(Mutation(base=target.value, node=target, ctx=self.context(), value=value))
         if isinstance(target, cst.Attribute) and self._functions:
             func = self._functions[-1]
             if func.cls is not None and func.params and isinstance(target.value, cst.Name):
                 if target.value.value == func.params[0]:
-                    func.cls.self_attrs.setdefault(target.attr.value, []).append((value, func))
+                    stored = value if element is None else element
+                    func.cls.self_attrs.setdefault(target.attr.value, []).append((stored, func))
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module_scope = self.scope = Scope(ScopeKind.MODULE, node, None)
@@ -211,6 +219,9 @@ class Collector(cst.CSTVisitor):
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None and isinstance(node.name.name, cst.Name):
             self.bind(node.name.name.value, BindingKind.OTHER, node=node)
+        caught = [e.value for e in node.type.elements] if isinstance(node.type, cst.Tuple) else [node.type]
+        if any(isinstance(c, cst.Name) and c.value == "StopIteration" for c in caught):
+            self._around(node.body, lambda: self._restarting.append(node), lambda: self._restarting.remove(node))
 
     def visit_Global(self, node: cst.Global) -> None:
         self.scope.global_names.update(item.name.value for item in node.names)
@@ -382,6 +393,8 @@ class Collector(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(CallRecord(node=node, ctx=self.context()))
+        if self._restarting:
+            self.restarts.add(node)
 
 
 def _ends_in_exit(block: cst.BaseSuite) -> bool:
@@ -418,3 +431,11 @@ def _target_names(target: cst.BaseExpression) -> set:
     if isinstance(target, cst.StarredElement):
         return _target_names(target.value)
     return set()
+
+
+def _element_of(value: cst.BaseExpression, index: int) -> cst.BaseExpression:
+    """What one target of an unpacking holds: the element written in a tuple or list, else
+    `value[index]`, an expression of no source text for the value flow (only `self_attrs` hold it)."""
+    if isinstance(value, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return value.elements[index].value if index < len(value.elements) else value
+    return cst.Subscript(value=value, slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(index))))])

@@ -34,6 +34,8 @@ class _Any:
 ANY = _Any()
 Key = Union[int, str, _Any]
 Path = Tuple[Key, ...]  # element keys still to apply to a value, outermost first
+# Where a factory call's result holds a loader: an element, or any loader of a container element.
+ElementKey = Union[Key, Tuple[Key, Key]]
 MAX_PATH = 3  # `x = x[0]` would otherwise grow the path for ever
 # Methods that put their argument into the container they are called on (`loaders.append(dl)`), and
 # those that put the elements of their argument there (`loaders.extend([...])`).
@@ -101,7 +103,7 @@ class ValueFlow:
         # Where loaders come into being: a loader call, or a call of a same-file factory.
         self.sites: Dict[cst.Call, LoaderSite] = {}
         # A factory call's loaders returned inside a tuple/list/dict, by element key.
-        self.element_sites: Dict[cst.Call, Dict[Key, LoaderSite]] = {}
+        self.element_sites: Dict[cst.Call, Dict[ElementKey, LoaderSite]] = {}
         self.factories: Dict[FunctionInfo, Dict[Path, List[LoaderCall]]] = {}
         self._memo: UnionMemo[Tuple[cst.CSTNode, Path, Mode], Value] = UnionMemo(file.budget)
         self._names: Optional[Dict[Tuple[cst.CSTNode, Optional[int]], Set[str]]] = None
@@ -285,7 +287,8 @@ class ValueFlow:
     def _call_values(self, call: cst.Call, scope: Scope, path: Path, mode: Mode) -> Set[Value]:
         if not path and call in self.sites:
             return {Value(call, scope, path)}
-        if path and (path[0] in self.element_sites.get(call, {}) or (path[0] is ANY and call in self.element_sites)):
+        elements = self.element_sites.get(call, {})
+        if path and (path[0] in elements or path[:2] in elements or (path[0] is ANY and elements)):
             return {Value(call, scope, path)}
         name = last_name(call.func)
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
@@ -335,6 +338,8 @@ class ValueFlow:
             return self.sites.get(value.node)
         if len(value.path) == 1:
             return self.element_sites.get(value.node, {}).get(value.path[0])
+        if len(value.path) == 2:  # a loader of a list inside the result (`return train, [val]`)
+            return self.element_sites.get(value.node, {}).get((value.path[0], value.path[1]))
         return None
 
     def _value_sites(self, value: Value) -> List[LoaderSite]:
@@ -343,7 +348,7 @@ class ValueFlow:
         if site is not None:
             return [site]
         if value.path == (ANY,) and isinstance(value.node, cst.Call):
-            return list(self.element_sites.get(value.node, {}).values())
+            return [site for key, site in self.element_sites.get(value.node, {}).items() if not isinstance(key, tuple)]
         return []
 
     def _sites_in(self, found: FrozenSet[Value]) -> Set[LoaderSite]:

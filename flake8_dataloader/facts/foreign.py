@@ -43,6 +43,9 @@ class DatasetSummary(NamedTuple):
     # does not draw from itself without reseeding it (its module reports those): a subclass that draws
     # from one is reported where it is defined (DL201).
     rngs: Tuple[Tuple[str, str], ...] = ()
+    # Methods that change nothing on `self` (no assignment into it, no call on it its module cannot see
+    # into): calling one in an epoch loop does not change the dataset (DL402).
+    readers: Tuple[str, ...] = ()
 
 
 class LoaderSummary(NamedTuple):
@@ -103,6 +106,10 @@ class ModuleSummary(NamedTuple):
     engines: FrozenSet[str] = frozenset()
     # Module-level subclasses of Lightning's Trainer, and functions returning a Lightning Trainer.
     trainers: FrozenSet[str] = frozenset()
+    # Module-level loader subclasses -> whether they take DataLoader's arguments as DataLoader does (no
+    # `__init__` of their own, or one that only forwards `*args, **kwargs`): their calls are read as
+    # DataLoader's; otherwise what the call omits is Unknown (their `__init__` may set it).
+    loader_classes: Dict[str, bool] = {}
 
 
 EMPTY_SUMMARY = ModuleSummary({}, {}, {})
@@ -126,5 +133,7 @@ class Imports(Protocol):
     def engine_helper(self, qualname: str) -> bool: ...
 
     def trainer_helper(self, qualname: str) -> bool: ...
+
+    def loader_class(self, qualname: str) -> Optional[bool]: ...
 
     def defines(self, qualname: str) -> bool: ...

@@ -68,15 +68,17 @@ def _known_int(state: object) -> Optional[int]:
     return None
 
 
-def _has_epoch_event(expr: cst.BaseExpression, scope: Scope) -> bool:
-    """`Events.EPOCH_COMPLETED`, `Events.EPOCH_STARTED(every=2)`, `Events.EPOCH_COMPLETED | Events.COMPLETED`."""
+def _fires_every_pass(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """An event fired in every pass: `Events.EPOCH_COMPLETED`, `Events.ITERATION_COMPLETED(every=100)`,
+    `Events.EPOCH_COMPLETED | Events.COMPLETED`; not one filtered to fire once (`once=5`)."""
     if isinstance(expr, cst.Call):
-        return _has_epoch_event(expr.func, scope)
+        once = any(arg.keyword is not None and arg.keyword.value == "once" for arg in expr.args)
+        return not once and _fires_every_pass(expr.func, scope)
     if isinstance(expr, cst.BinaryOperation):
-        return _has_epoch_event(expr.left, scope) or _has_epoch_event(expr.right, scope)
+        return _fires_every_pass(expr.left, scope) or _fires_every_pass(expr.right, scope)
     return (
         isinstance(expr, cst.Attribute)
-        and expr.attr.value in F.IGNITE_EPOCH_EVENTS
+        and expr.attr.value in F.IGNITE_PASS_EVENTS
         and qualname_in(expr.value, scope, F.IGNITE_EVENTS)
     )
 
@@ -281,7 +283,7 @@ class FrameworkUses:
                     self._prepare(record)
                 elif name == F.IGNITE_RUN.name and (engines := self._instance_of(func.value, scope, F.IGNITE_ENGINES)):
                     self._ignite_run(record, engines)
-                elif name == F.IGNITE_REGISTER_CALL and call.args and _has_epoch_event(call.args[0].value, scope):
+                elif name == F.IGNITE_REGISTER_CALL and call.args and _fires_every_pass(call.args[0].value, scope):
                     if len(call.args) > 1:
                         self._epoch_handler(func.value, call.args[1].value, scope)
         self._lightning_single_epoch = self._short_runs(trainers)
@@ -295,7 +297,7 @@ class FrameworkUses:
                     and last_name(expr.func) == F.IGNITE_REGISTER_DECORATOR
                     and isinstance(expr.func, cst.Attribute)
                     and expr.args
-                    and _has_epoch_event(expr.args[0].value, info.scope.parent or info.scope)
+                    and _fires_every_pass(expr.args[0].value, info.scope.parent or info.scope)
                 ):
                     self._epoch_handler_function(expr.func.value, info, info.scope.parent or info.scope)
 

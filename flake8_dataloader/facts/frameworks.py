@@ -122,7 +122,11 @@ IGNITE_ENGINES = frozenset({
 IGNITE_RUN = FrameworkMethod("run", (LoaderArgument(0, "data"),), True)
 IGNITE_EPOCHS = LoaderArgument(1, "max_epochs")  # omitted: one pass
 IGNITE_EVENTS = frozenset({"ignite.engine.Events", "ignite.engine.events.Events"})
-IGNITE_EPOCH_EVENTS = frozenset({"EPOCH_STARTED", "EPOCH_COMPLETED"})
+# The events that fire in every pass of a run (STARTED, COMPLETED and the like fire once per run).
+IGNITE_PASS_EVENTS = frozenset({
+    "EPOCH_STARTED", "EPOCH_COMPLETED", "ITERATION_STARTED", "ITERATION_COMPLETED",
+    "GET_BATCH_STARTED", "GET_BATCH_COMPLETED",
+})
 IGNITE_REGISTER_DECORATOR = "on"
 IGNITE_REGISTER_CALL = "add_event_handler"  # (event, handler, ...)
 IGNITE_SAMPLER_EPOCH = frozenset({

@@ -107,11 +107,8 @@ class IterationFacts:
         return self._by_site.get(site, [])
 
     def iterated_repeatedly(self, site: LoaderSite) -> bool:
-        """Iterated inside a loop that did not build it (every epoch), here or in a callee."""
-        for it in self.iterations_of(site):
-            if it.repeated_inside or any(loop not in site.ctx.loops for loop in it.loops):
-                return True
-        return False
+        """One construction iterated more than once (`IterationSite.repeated`), here or in a callee."""
+        return any(it.repeated for it in self.iterations_of(site))
 
     def epoch_set_by_framework(self, call: LoaderCall) -> bool:
         """The loader is handed to a framework that calls `set_epoch` on its sampler (Lightning,
@@ -221,10 +218,13 @@ class IterationFacts:
             builtin_iter = any(t in C.ITERATING_BUILTINS for t in targets if isinstance(t, str))
             if builtin_iter or name in C.ITERABLE_WRAPPERS_LAST_NAME:
                 consumed.add(call)
+                # `iter(self.loader)` again once the last pass ran out: a new pass each time (a fetcher)
+                restart = builtin_iter and call in collector.restarts
                 for arg in call.args:
                     if arg.keyword is None and not arg.star:
                         for expr in self._unwrap(arg.value, consumed):
-                            events.append(_Event(expr, ctx, call, None, use(ctx)))
+                            level = Use.REPEATED if restart else use(ctx)
+                            events.append(_Event(expr, ctx, call, None, level, restart))
             elif name not in C.NON_ITERATING_CALLS and name not in C.LOADER_WRAPPER_METHODS:
                 # A training step called every iteration with the loader iterates it; outside a
                 # loop the loader is only handed on (it counts if the caller repeats the call).
@@ -360,7 +360,7 @@ class IterationFacts:
         inside: DefaultDict[FunctionInfo, Dict[LoaderSite, bool]] = defaultdict(dict)
         for it in self.iterations:
             if it.ctx.function is not None and it.site.ctx.function is not it.ctx.function:
-                repeated = bool(it.loops) or it.repeated_inside
+                repeated = it.repeated  # its loops are the callee's: none built the loader
                 inside[it.ctx.function][it.site] = inside[it.ctx.function].get(it.site, False) or repeated
         calls = [(r, self.graph.callees[r.node].function) for r in self.file.calls if r.node in self.graph.callees]
         calls_of: DefaultDict[FunctionInfo, List[CallRecord]] = defaultdict(list)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -11,8 +11,9 @@ from .foreign import DatasetSummary, LoaderSummary
 from .inherited import inherited_dataset
 from .classes import ClassFacts, ClassInfo
 from .calls import CallGraph
-from .flow import ANY, OBJECT_FLOW, Key, Path, ValueFlow, constant_key
-from .binding import Bound, Conditions, Signature, bind, conditions_of, reads_parameter, signature_of, taken
+from .flow import ANY, OBJECT_FLOW, ElementKey, Key, Path, ValueFlow, constant_key
+from .binding import (KWARGS, SPLAT, Bound, Conditions, Signature, bind, conditions_of, own_kwargs, reads_parameter,
+                      signature_of, taken)
 from .model import Argument, Context, FunctionInfo, LoaderCall, LoaderSite
 from .states import OMITTED, ArgState, Known, Unknown
 from .resolve import Scope, Target, evaluate, resolve
@@ -40,32 +41,45 @@ class LoaderFacts:
         self._find_foreign_factories()
         self._find_factories()
 
-    def _loader_callee(self, func: cst.BaseExpression, scope: Scope) -> Tuple[bool, Optional[ClassInfo]]:
+    def _loader_callee(self, func: cst.BaseExpression, scope: Scope) -> Tuple[bool, bool]:
+        """Whether the callee is a loader, and whether its `__init__` may set what a call omits (a
+        same-file subclass with an `__init__`, or one of another module that does more than forward)."""
         targets = resolve(func, scope)
         if not targets:
-            return False, None
-        subclass = None
+            return False, False
+        custom_init = False
         for target in targets:
             if isinstance(target, str) and target in self.file.loader_names:
                 continue
             cls = self.file.class_of_def(target)
             if cls is not None and self.file.is_loader_class(cls):
-                subclass = cls
+                custom_init = custom_init or self.file.method(cls, "__init__") is not None
                 continue
-            return False, None
-        return True, subclass
+            forwards = self._imported_loader_class(func, scope) if cls is None else None
+            if forwards is not None:
+                custom_init = custom_init or not forwards
+                continue
+            return False, False
+        return True, custom_init
+
+    def _imported_loader_class(self, func: cst.BaseExpression, scope: Scope) -> Optional[bool]:
+        """A loader subclass of another project module (None: not one): whether it forwards its arguments."""
+        qualname = self.imported(func, scope) if self.file.imports is not None else None
+        return self.file.imports.loader_class(qualname) if self.file.imports is not None and qualname else None
 
     def _find_loader_calls(self) -> None:
         for record in self.file.calls:
-            is_loader, subclass = self._loader_callee(record.node.func, record.ctx.scope)
+            is_loader, custom_init = self._loader_callee(record.node.func, record.ctx.scope)
             if is_loader:
-                custom_init = subclass is not None and self.file.method(subclass, "__init__") is not None
                 call = read_arguments(record.node, record.ctx, custom_init)
                 constructed: Dict[str, Argument] = {}
+                splat = own_kwargs(record.node, record.ctx.function)
                 for name, argument in call.args.items():
                     param = reads_parameter(argument.expr, record.ctx.function)
                     if param is not None:
                         call.reads[name] = param
+                    elif splat is not None and argument.via_splat:
+                        call.reads[name] = KWARGS  # read, at each call of the factory, as that call passes it
                     elif argument.unknown and not argument.via_splat:
                         state = self.constructed_state(argument.expr, record.ctx.function)
                         if state is not None:
@@ -114,7 +128,7 @@ class LoaderFacts:
                 if not path:
                     self.flow.sites[record.node] = site
                 elif isinstance(path[0], (int, str)):
-                    self.flow.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
+                    self.flow.element_sites.setdefault(record.node, {}).setdefault(element_key(path), site)
 
     def _find_factories(self) -> None:
         for _ in range(FACTORY_ROUNDS):
@@ -137,7 +151,7 @@ class LoaderFacts:
                     if not path:
                         self.flow.sites[record.node] = site
                     else:
-                        self.flow.element_sites.setdefault(record.node, {}).setdefault(path[0], site)
+                        self.flow.element_sites.setdefault(record.node, {}).setdefault(element_key(path), site)
         self.flow.forget_values()
 
     def constructed_state(self, expr: Optional[cst.BaseExpression], func: Optional[FunctionInfo]) -> Optional[ArgState]:
@@ -200,7 +214,8 @@ class LoaderFacts:
             for value in self.flow.values(expr, func.scope):
                 keys |= self._literal_keys(value.node, value.scope)
         out: Dict[Path, List[LoaderCall]] = {}
-        for path in [(), *((key,) for key in keys)]:
+        # A loader alone, an element, or any loader of a container element (`return train, [val]`).
+        for path in [(), *((key,) for key in keys), *((key, ANY) for key in keys)]:
             calls: List[LoaderCall] = []
             for expr in returned:
                 for value in self.flow.values(expr, func.scope, path):
@@ -225,7 +240,7 @@ class LoaderFacts:
             keys = {constant_key(e.key, scope) for e in node.elements if isinstance(e, cst.DictElement)}
             return {k for k in keys if k is not ANY}
         if isinstance(node, cst.Call):
-            return set(self.flow.element_sites.get(node, {}))
+            return {key for key in self.flow.element_sites.get(node, {}) if not isinstance(key, tuple)}
         return set()
 
     def site_names(self, site: LoaderSite) -> Set[str]:
@@ -323,6 +338,11 @@ class _Binder:
         return bound_version(call, self.bound, self.record.ctx.function)
 
 
+def element_key(path: Tuple[Any, ...]) -> ElementKey:
+    """The key of ``element_sites`` for a factory's element path: its key, or the pair (key, ANY)."""
+    return path[0] if len(path) == 1 else (path[0], path[1])
+
+
 def bound_version(call: LoaderCall, bound: Dict[str, Bound], caller: Optional[FunctionInfo],
                   with_expressions: bool = False) -> LoaderCall:
     """``call`` with the arguments that read a factory parameter taking what one call of it passes; those
@@ -331,7 +351,13 @@ def bound_version(call: LoaderCall, bound: Dict[str, Bound], caller: Optional[Fu
     args = dict(call.args)
     reads: Dict[str, str] = {}
     for name, param in call.reads.items():
-        given = bound.get(param)
+        if param == KWARGS:  # the factory's own **kwargs: the keyword this call passes, else omitted
+            given = bound.get(name) or (Bound(Unknown("may come from **kwargs")) if SPLAT in bound else None)
+            if given is None:
+                args[name] = replace(args[name], state=OMITTED, via_splat=False)
+                continue
+        else:
+            given = bound.get(param)
         if given is None:
             continue
         args[name] = replace(args[name], state=given.state)

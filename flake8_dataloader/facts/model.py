@@ -185,7 +185,14 @@ class LoaderSite:
 
 @dataclass(eq=False)
 class IterationSite:
-    """A loader iterated at ``node``; ``loops`` are the non-header loops around it."""
+    """A loader iterated at ``node``; ``loops`` are the non-header loops around it.
+
+    Repetition is defined here, once, for every rule: an iteration is repeated when something
+    runs it several times for one run of the loader's construction: a loop around it that is
+    not around the construction too (built once, or once per pass of an outer loop, and
+    iterated in a loop inside), or, from inside (``repeated_inside``), a callee's own loop, a
+    framework's run, a handler a framework runs every pass, a generator's endless loop, or an
+    iterator started again on `StopIteration`."""
 
     site: LoaderSite
     node: cst.CSTNode
@@ -193,6 +200,15 @@ class IterationSite:
     loops: Tuple[LoopInfo, ...]
     header: Optional[LoopInfo] = None
     repeated_inside: bool = False  # the callee iterates it in a loop of its own
+
+    @property
+    def repeating_loops(self) -> Set[LoopInfo]:
+        """The loops around the iteration that did not build the loader: those that repeat it."""
+        return {loop for loop in self.loops if loop not in self.site.ctx.loops}
+
+    @property
+    def repeated(self) -> bool:
+        return self.repeated_inside or bool(self.repeating_loops)
 
 
 @dataclass(eq=False)

@@ -77,11 +77,6 @@ class DatasetReferences:
         return False
 
 
-def repeating_loops(site: LoaderSite, it: IterationSite) -> Set[LoopInfo]:
-    """The loops around an iteration that did not build the loader: those that repeat it."""
-    return {loop for loop in it.loops if loop not in site.ctx.loops}
-
-
 def assignments_into(
     facts, references: DatasetReferences, it: IterationSite, loops: Set[LoopInfo]
 ) -> Iterator[cst.CSTNode]:
@@ -97,7 +92,7 @@ def dataset_change_in_loop(facts, site: LoaderSite) -> Optional[cst.CSTNode]:
     for a loader a framework iterates every epoch, a per-epoch callback of it that changes a dataset."""
     references = DatasetReferences(facts, site)
     for it in facts.iteration.iterations_of(site):
-        loops = repeating_loops(site, it)
+        loops = it.repeating_loops
         if loops:
             found = facts.loop_touches.touching(it.ctx.function, loops, references)
             if found is not None:
@@ -289,7 +284,7 @@ def reseeded_each_pass(facts, site: LoaderSite) -> Optional[cst.Call]:
     persistent workers would change."""
     reseeds = facts.reseeds
     for it in facts.iteration.iterations_of(site):
-        loops = repeating_loops(site, it)
+        loops = it.repeating_loops
         if not loops:
             continue
         callee = facts.graph.callees.get(it.node) if isinstance(it.node, cst.Call) else None

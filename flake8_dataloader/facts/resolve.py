@@ -375,3 +375,16 @@ def names_in(node: cst.CSTNode) -> Set[str]:
         else:
             stack.extend(children(current))
     return found
+
+
+def branch_values(expr: Optional[cst.BaseExpression]) -> List[cst.BaseExpression]:
+    """Every value a conditional expression may have (`a if c else b`: a and b, nested ones too)."""
+    out: List[cst.BaseExpression] = []
+    stack = [expr] if expr is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.IfExp):
+            stack += [node.orelse, node.body]
+        else:
+            out.append(node)
+    return out

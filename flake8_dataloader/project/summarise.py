@@ -17,6 +17,7 @@ from ..facts.foreign import (
     Origin,
 )
 from ..facts.iteration import Use
+from ..facts.classes import forwards_loader_arguments
 from ..facts.model import ClassInfo, FunctionInfo, LoaderCall
 from ..positions import node_starts
 from ..facts.resolve import source_of
@@ -107,6 +108,7 @@ def summarise(
             cuda=_cuda_place(cuda.get(klass), klass, origin),
             containers=_indexed_attributes(facts, klass),
             rngs=tuple((attr, str(origin(creation))) for attr, creation in rngs.get(klass, ())),
+            readers=_reading_methods(facts, klass),
         )
     factories: Dict[str, FactorySummary] = {}
     module_level = set(top_functions)
@@ -135,8 +137,10 @@ def summarise(
     engines = frozenset(f.name for f in top_functions if facts.frameworks.returns_engine(f))
     trainers = frozenset([*(k.name for k in top_classes if facts.frameworks.trainer_class(k)),
                           *(f.name for f in top_functions if facts.frameworks.returns_trainer(f))])
+    loader_classes = {k.name: forwards_loader_arguments(facts.file, k)
+                      for k in top_classes if facts.file.is_loader_class(k)}
     return ModuleSummary(datasets, factories, callables, _worker_inits(facts, top_functions), lightning,
-                         sampler_helpers, engines, trainers)
+                         sampler_helpers, engines, trainers, loader_classes)
 
 
 _Helpers = Dict[FunctionInfo, List[Tuple[Tuple[int, ...], cst.Call]]]
@@ -181,6 +185,15 @@ def _worker_inits(facts: FileFacts, top_functions: List[FunctionInfo]) -> Dict[s
     it reads get_worker_info(), itself or through the functions it calls (one reverse walk for all)."""
     reading = facts.graph.calling({f for f in facts.file.functions.values() if reads_worker_info(facts, [f])})
     return {f.name: f in reading for f in top_functions if f.params}
+
+
+def _reading_methods(facts: FileFacts, klass: ClassInfo) -> Tuple[str, ...]:
+    """The class's own methods that change nothing on `self` (what `ChangedParameters` reads)."""
+    out = []
+    for name, method in sorted(klass.methods.items()):
+        if method.params and not any(param == method.params[0] for param, _ in facts.changed_parameters.of(method)):
+            out.append(name)
+    return tuple(out)
 
 
 def _indexed_attributes(facts: FileFacts, klass: ClassInfo) -> Tuple[str, ...]:

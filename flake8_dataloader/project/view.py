@@ -33,6 +33,7 @@ class Defined(NamedTuple):
     samplers: Tuple[Tuple[Tuple[int, ...], Origin], ...] = ()  # a function returning DistributedSamplers
     engine: bool = False  # a function returning an Ignite engine
     trainer: bool = False  # a Lightning Trainer subclass, or a function returning a Trainer
+    loader_class: Optional[bool] = None  # a loader subclass: whether it forwards DataLoader's arguments as they are
     path: Optional[str] = None  # the module it was found in (set only when something was found)
 
 
@@ -107,6 +108,14 @@ class ImportView:
     def trainer_helper(self, qualname: str) -> bool:
         return self._find(qualname).trainer
 
+    def loader_class(self, qualname: str) -> Optional[bool]:
+        # Asked of every imported callee: as for factories, the cheap index answers for most names.
+        if self.enabled and qualname not in self._memo and not index.may_build(
+            qualname, self.importer, self._tails, self._consulted, MAX_MODULES_PER_FILE
+        ):
+            return None
+        return self._find(qualname).loader_class
+
     def defines(self, qualname: str) -> bool:
         """A module of the project summarises something under that name (directly or re-exported)."""
         return self._find(qualname) != NOTHING
@@ -148,7 +157,7 @@ class ImportView:
         found = Defined(
             summary.datasets.get(name), summary.factories.get(name), summary.callables.get(name),
             summary.shards.get(name), name in summary.lightning, summary.samplers.get(name, ()),
-            name in summary.engines, name in summary.trainers,
+            name in summary.engines, name in summary.trainers, summary.loader_classes.get(name),
         )
         if found != NOTHING:
             return found._replace(path=location.path)

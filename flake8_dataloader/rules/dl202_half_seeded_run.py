@@ -10,7 +10,7 @@ from ..facts import constants as C
 from ..facts.calls import partial_target
 from ..facts.model import FunctionInfo
 from ..facts.nodes import walk
-from ..facts.resolve import Scope, call_qualnames, follow_single_binding, qualname_in
+from ..facts.resolve import Scope, branch_values, call_qualnames, follow_single_binding, qualname_in
 from .base import NEEDS_LOADER, PER_FILE, Finding, Rule
 from .dl2_shared import worker_init_functions, worker_init_values
 
@@ -130,6 +130,10 @@ class HalfSeededRun(Rule):
     loader = DataLoader(dataset, batch_size=32, shuffle=True)
     ```
 
+    ## Details
+    - A conditional expression is each of its values: `sampler=RandomSampler(ds)
+      if flag else None` (written there or bound once to a name) may shuffle.
+
     ## Not reported
     ```python
     import os
@@ -207,7 +211,9 @@ class HalfSeededRun(Rule):
     @staticmethod
     def _random_sampler(facts, call) -> bool:
         sampler = call.args["sampler"]
-        expr, scope = follow_single_binding(sampler.expr, call.ctx.scope)
-        if not isinstance(expr, cst.Call) or not qualname_in(expr.func, scope, C.RANDOM_SAMPLERS):
-            return False
-        return not any(arg.keyword is not None and arg.keyword.value == "generator" for arg in expr.args)
+        found, scope = follow_single_binding(sampler.expr, call.ctx.scope)
+        for expr in branch_values(found):  # `RandomSampler(ds) if flag else None` may be random
+            if isinstance(expr, cst.Call) and qualname_in(expr.func, scope, C.RANDOM_SAMPLERS):
+                if not any(arg.keyword is not None and arg.keyword.value == "generator" for arg in expr.args):
+                    return True
+        return False

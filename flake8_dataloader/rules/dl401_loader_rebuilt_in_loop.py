@@ -66,6 +66,12 @@ class LoaderRebuiltInLoop(Rule):
     ```
 
     ## Details
+    - A loader built in an outer loop and iterated in an inner one is DL401
+      only when none of its arguments changes with the outer loop; otherwise
+      DL402 (its inner loop restarts the workers).
+    - Not when the construction sits under a condition reading a name the loop
+      binds (`if feats is None:` with `feats` bound again in the loop): a
+      cache, built in some passes only.
     - Only what reaches the loader counts: the arguments passed for the
       parameters its DataLoader call reads (through the function's own
       assignments), and what it reads from outside the function

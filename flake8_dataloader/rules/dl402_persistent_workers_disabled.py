@@ -90,6 +90,22 @@ class PersistentWorkersDisabled(Rule):
     ```
 
     ## Details
+    - Repeated means one construction iterated several times: a loader built
+      once per pass of an outer loop (a stage of a schedule, a resolution of a
+      progressive GAN) and iterated in an inner loop counts, directly or
+      through a factory.
+    - A factory is any function or method whose result carries the loader
+      (alone, in a tuple, list or dict, a list inside a tuple, re-packed from
+      another factory's result); a same-file method wrapping an imported
+      factory is one, with the finding at the imported factory's call.
+    - A factory splatting its own `**kwargs` into the DataLoader reads, at
+      each call, the keywords that call passes.
+    - A fetcher class that calls `iter(self.loader)` again on `StopIteration`
+      iterates its loader repeatedly; so does an Ignite handler on any event
+      fired every pass (`Events.ITERATION_COMPLETED(every=100)`), not `once=`.
+    - Reads of the dataset (`int(dataset.meta[k][4])`, also inside an
+      assignment target) and methods of an imported dataset class that assign
+      nothing on `self` do not change it.
     Where the loader is followed:
     - a module-level loader read by a function the epoch loop calls;
     - a factory that returns it, alone, in a tuple or in a dict. A factory
@@ -195,8 +211,9 @@ class PersistentWorkersDisabled(Rule):
     - Not reported when the loop that repeats the iteration may change the
       dataset (persistent workers would keep training on their start-up
       copy): an assignment into it (or `loader.dataset`), a method called on
-      it or on what it holds (`dataset.update()`, `dataset.items.sort()`,
-      imported dataset classes included), or the dataset handed to a call
+      it or on what it holds (`dataset.update()`, `dataset.items.sort()`;
+      a method of an imported dataset class only when its module shows it
+      may change `self`), or the dataset handed to a call
       other than a read-only builtin (`bump(dataset, epoch)`,
       `setattr(dataset, ...)`, `random.shuffle(dataset.items)`).
     - Functions of this file called in the loop are read, at any depth: one

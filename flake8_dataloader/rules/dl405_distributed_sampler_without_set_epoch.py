@@ -57,6 +57,10 @@ class DistributedSamplerWithoutSetEpoch(Rule):
                 pass
     ```
 
+    ## Details
+    - A conditional expression is each of its values: `sampler=...Sampler(ds)
+      if flag else None` may be that sampler.
+
     ## Not reported
     ```python
     from torch.utils.data import DataLoader

@@ -12,11 +12,17 @@ from ..facts.resolve import names_in, source_of
 
 
 def rebuilt_loop(facts, site: LoaderSite) -> Optional[LoopInfo]:
-    """The innermost loop that builds the loader, iterates it, and leaves its arguments unchanged."""
+    """The innermost loop that builds the loader, iterates it, and leaves its arguments unchanged.
+
+    Not when the construction sits under a condition reading a name that loop binds
+    (`if feats is None: loader = DataLoader(...)` with `feats` bound again in the loop):
+    a cache, built in some passes only."""
     iterations = facts.iteration.iterations_of(site)
     used: Set[str] = set()
     for arg in site.node.args:
         used |= names_in(arg.value)
+    for test, _ in site.ctx.branches:
+        used |= names_in(test)
     for loop in reversed(site.ctx.loops):
         if any(loop in it.loops for it in iterations):
             return loop if not (used & loop.bound_names) else None
@@ -38,7 +44,7 @@ def rebuilt_by_calls(facts, site: LoaderSite) -> bool:
     if func is None or site.ctx.loops or func in facts.flow.factories:
         return False
     own = [it for it in facts.iteration.iterations_of(site) if it.ctx.function is func]
-    if not own or any(it.loops or it.repeated_inside for it in own):
+    if not own or any(it.repeated for it in own):  # built outside any loop: every loop repeats
         return False
     reaching, free = _reaching(func, [arg.value for arg in site.node.args])
     for caller in facts.graph.callers.get(func, ()):

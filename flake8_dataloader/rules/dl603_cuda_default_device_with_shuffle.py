@@ -84,6 +84,10 @@ class CudaDefaultDeviceWithShuffle(Rule):
         return DataLoader(dataset, batch_size=32, shuffle=True, generator=torch.Generator(device="cuda"))
     ```
 
+    ## Details
+    - A conditional expression is each of its values: `sampler=...Sampler(ds)
+      if flag else None` may be that sampler.
+
     ## Not reported
     ```python
     import torch
