@@ -51,6 +51,7 @@ class Flake8View:
         self.settings = Settings.build(
             getattr(self.options, "dataloader_names", None) or (),
             getattr(self.options, "dataloader_start_method", "auto"),
+            notebook=getattr(self.options, "dataloader_notebook", "auto"),
         )
         self.guides = StyleGuideManager(self.options, formatter=None)
         self.line_lengths = LineLengths(flake8_argv, self.options)
@@ -135,7 +136,7 @@ def fix_file(path: str, data: bytes, view: Flake8View) -> FileFix:
     from .fixer import fix_source
 
     result = fix_source(
-        source, view.settings, view.codes_for(path), honour_noqa=not view.options.disable_noqa,
+        source, view.settings.for_file(source, path), view.codes_for(path), honour_noqa=not view.options.disable_noqa,
         max_line_length=view.line_lengths.for_file(path),
     )
     return FileFix(path, source, encoding, result)

@@ -146,8 +146,8 @@ class UnguardedEntryPoint(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        if file_forces_fork(facts, settings):
-            return
+        if settings.notebook == "on" or file_forces_fork(facts, settings):
+            return  # a notebook's kernel has no main file: spawn workers do not re-run it
         iterating = cls._functions_iterating(facts)
         reported: Set[cst.CSTNode] = set()
         iterating_calls: Set[cst.CSTNode] = set()  # module-level calls that iterate the loader they pass

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterator, Set
 
 import libcst as cst
 
-from ..facts.payload import unpicklable
+from ..facts.payload import NOTEBOOK, unpicklable
 from ..facts.walk import Visited
 from .base import INHERITS, NEEDS_LOADER, Finding, Rule
 from .dl3_shared import file_forces_fork, uses_fork_context
@@ -104,6 +104,17 @@ class UnpicklableWorkerPayload(Rule):
     ) + INHERITS
     NAME = "unpicklable-worker-payload"
     MESSAGE = "{what} passed as {param} cannot be pickled for spawn/forkserver workers; {fix}"
+    # Defined where spawn/forkserver workers cannot import it (facts/payload.py): pickled by name, not found.
+    NOTEBOOK_MESSAGE = (
+        "{what} is defined in the notebook and sent to workers as {param}: spawn/forkserver workers (macOS, "
+        "Windows, Linux from Python 3.14) fail with \"Can't get attribute '{name}' on <module "
+        "'__main__'>\"; move it to a .py module next to the notebook and import it"
+    )
+    GUARDED_MESSAGE = (
+        "{what} is defined under `if __name__ == \"__main__\":` and sent to workers as {param}: spawn/forkserver "
+        "workers import the script without running that block and fail with \"Can't get attribute '{name}'\"; "
+        "move it to module level or a module of its own"
+    )
     CONDITION = (("workers",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
@@ -111,6 +122,7 @@ class UnpicklableWorkerPayload(Rule):
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         if file_forces_fork(facts, settings):
             return
+        notebook = settings.notebook == "on"
         for call in facts.flow.loader_calls.values():
             if not facts.iteration.may_use_workers(call) or uses_fork_context(call):
                 continue
@@ -119,11 +131,16 @@ class UnpicklableWorkerPayload(Rule):
                 arg = call.args[param]
                 if arg.expr is None:
                     continue
-                for node, what, fix, inside in unpicklable(facts, arg.expr, call.ctx.scope, Visited()):
-                    anchor = node if inside else call.node
-                    if anchor not in seen_anchors:
-                        seen_anchors.add(anchor)
-                        yield cls.finding(anchor, what=what, param=param, fix=fix)
+                for payload in unpicklable(facts, arg.expr, call.ctx.scope, Visited(), notebook=notebook):
+                    anchor = payload.node if payload.inside else call.node
+                    if anchor in seen_anchors:
+                        continue
+                    seen_anchors.add(anchor)
+                    if payload.where:
+                        template = cls.NOTEBOOK_MESSAGE if payload.where == NOTEBOOK else cls.GUARDED_MESSAGE
+                        yield cls._finding(template, anchor, {"what": payload.what, "param": param, "name": payload.name})
+                    else:
+                        yield cls.finding(anchor, what=payload.what, param=param, fix=payload.fix)
         # Dataset classes of other project modules that hold one on self (at a loader call here, or at
         # the call of an imported factory whose dataset parameter is given an instance of one).
         for call, dataset in facts.iteration.imported_datasets_in_workers():

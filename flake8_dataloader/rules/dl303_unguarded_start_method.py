@@ -86,6 +86,8 @@ class UnguardedStartMethod(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
+        if settings.notebook == "on":
+            return  # a notebook's kernel has no main file: spawn workers do not re-run its cells
         for record in calls_of(facts, SET_START_METHOD):
             if record.ctx.function is not None or record.ctx.guarded:
                 continue
