@@ -114,6 +114,19 @@ def _follow_name(facts, name: cst.Name, scope, seen, notebook):
             yield Payload(name, f"class {name.value}", "", True, name.value, _unimportable(klass, notebook))
     elif binding.kind == "assign" and binding.value is not None:
         yield from unpicklable(facts, binding.value, binding.scope, seen, False, notebook)
+    elif binding.kind == "param" and _plain_function(facts, binding.node):
+        # `def train(dataset): DataLoader(dataset, ...)` then `train(Shapes())`: what the file's calls pass.
+        # Only what workers cannot import is followed here (the rest stays one scope deep); not a method's
+        # parameter, whose calls are every construction of the class, not the one given to the loader.
+        for value, value_scope in facts.graph.arguments_for(facts.file.functions[binding.node], name.value):
+            for payload in unpicklable(facts, value, value_scope, seen, False, notebook):
+                if payload.where:
+                    yield payload
+
+
+def _plain_function(facts, node) -> bool:
+    function = facts.file.functions.get(node)
+    return function is not None and function.cls is None
 
 
 def held_on_self(facts, klass) -> Optional[Tuple[str, str]]:
