@@ -545,7 +545,9 @@ def test_notebook_payload_class_from_a_cell_kills_spawn_and_forkserver_workers()
     assert result["status"] == "ok", result["summary"]
     for method in ("spawn", "forkserver"):
         run = result["metrics"]["runs"][method]
-        assert run["worker_errors"] == ["AttributeError: Can't get attribute 'Shapes' on <module '__main__' (built-in)>"]
+        assert run["worker_errors"] == [
+            "AttributeError: Can't get attribute 'Shapes' on <module '__main__' (built-in)>"
+        ]
         assert run["defined"]["outcome"].startswith("RuntimeError: DataLoader worker (pid(s) ")
         assert run["defined"]["outcome"].endswith(") exited unexpectedly")
         assert run["imported"]["outcome"] == "ran: 8 samples" and run["imported_worker_errors"] == []
