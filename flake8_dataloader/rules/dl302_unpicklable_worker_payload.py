@@ -29,6 +29,13 @@ class UnpicklableWorkerPayload(Rule):
     names bound once; and an instance of a class of this file (a dataset, a
     transform) whose `self` holds one, when a loader with workers gets it.
 
+    Also what these workers cannot import, although it pickles: every
+    function and class a Jupyter notebook defines (linted through nbQA),
+    and in a script one defined inside the `if __name__ == "__main__":`
+    block; sent as one of these arguments, held on `self` by a dataset, or
+    given to a same-file function that builds the loader from its parameter
+    (`fit(Shapes())`).
+
     ## Why is this bad?
     Under spawn and forkserver these three arguments are pickled for every
     worker. `iter(loader)` fails in the main process: `AttributeError: Can't
@@ -36,6 +43,17 @@ class UnpicklableWorkerPayload(Rule):
     object` (3.13), `PicklingError` (3.14); a module-level lambda fails too,
     a generator with `TypeError: cannot pickle 'generator' object`. Samplers
     stay in the main process and are never pickled: not reported.
+
+    A function or class pickles as a reference to its module. A notebook's
+    kernel has no file to import, and a worker imports a script without
+    running its `__main__` block: each worker dies with `AttributeError:
+    Can't get attribute 'Shapes' on <module '__main__' (built-in)>` (in a
+    notebook, printed to the terminal Jupyter runs in), and the loop raises
+    `RuntimeError: DataLoader worker (pid(s) ...) exited unexpectedly`
+    after seconds. Spawn is the default on macOS and Windows, forkserver on
+    Linux from Python 3.14. Fix: move the class or function to a `.py`
+    module next to the notebook and import it (in a script: to module
+    level, or a module of its own).
 
     ## Example
     ```python
@@ -77,6 +95,8 @@ class UnpicklableWorkerPayload(Rule):
     ## Options
     Off under `--dataloader-start-method=fork`, a module-level
     `set_start_method("fork")`, or `multiprocessing_context="fork"`.
+    `--dataloader-notebook`: `auto` (default) treats the files nbQA writes
+    (`nbqa flake8 notebook.ipynb`) as notebooks, `on` every file, `off` none.
 
     ## Known limits
     "Held on `self`" means the value assigned to a `self` attribute holds
@@ -88,7 +108,9 @@ class UnpicklableWorkerPayload(Rule):
     call it is passed to (`sorted(...)`, `list(...)`, `"".join(...)`,
     `np.array(...)`) or the iterable of a list/set/dict comprehension.
     Values built by calling functions (`build_transform()`) are not
-    followed. Anchor: the lambda, def or class reference inside the call,
+    followed. A notebook's class or function given to a same-file function
+    is reported at that function's loader call (once, whichever call
+    passes it). Anchor: the lambda, def or class reference inside the call,
     else the call.
 
     ## References

@@ -62,8 +62,13 @@ class UnguardedStartMethod(Rule):
         main()
     ```
 
+    - Jupyter notebooks (linted through nbQA, see Options): spawn and
+      forkserver workers never re-run a kernel's cells, so a cell may set
+      the start method once per kernel.
+
     ## Options
-    None.
+    `--dataloader-notebook`: `auto` (default) treats the files nbQA writes
+    (`nbqa flake8 notebook.ipynb`) as notebooks, `on` every file, `off` none.
 
     ## Known limits
     `set_start_method("fork")` is not reported: forked workers do not
