@@ -34,6 +34,7 @@ def test_nbqa_separator_marks_a_notebook():
     assert not is_notebook_text(SCRIPT.read_text())
     # The separator only counts as a line of its own, as nbQA writes it.
     assert not is_notebook_text('MARK = "# %%NBQA-CELL-SEP4f2a9c"\n')
+    assert not is_notebook_text("x = 1  # %%NBQA-CELL-SEP4f2a9c\n")
     assert not is_notebook_text("# %%\nimport torch\n")  # a jupytext/VS Code cell marker: a script
     assert is_notebook_text("import torch\n# %%NBQA-CELL-SEPa1b2c3\nx = 1\n")
 
