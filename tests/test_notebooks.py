@@ -54,9 +54,9 @@ def test_script_twin_is_the_same_code():
 
 def test_option_on_treats_a_script_as_a_notebook_and_off_the_reverse():
     script, cells = SCRIPT.read_text(), CELLS.read_text()
-    assert codes(analyse(script)) == [(8, "DL303"), (36, "DL301"), (46, "DL301")]
+    assert codes(analyse(script)) == [(8, "DL303"), (40, "DL301"), (54, "DL301")]
     assert codes(analyse(script, Settings.build(notebook="on"))) == [
-        (27, "DL302"), (29, "DL302"), (33, "DL302"), (34, "DL302"), (42, "DL302"),
+        (31, "DL302"), (33, "DL302"), (37, "DL302"), (38, "DL302"), (48, "DL302"),
     ]
     assert codes(analyse(cells, Settings.build(notebook="off"))) == [(8, "DL303"), (39, "DL301"), (51, "DL301")]
     with pytest.raises(SettingsError, match="invalid choice: 'yes'"):
@@ -88,7 +88,7 @@ def test_option_is_read_from_setup_cfg(tmp_path):
     shutil.copy(SCRIPT, tmp_path / "train.py")
     before = flake8("train.py", cwd=tmp_path)
     assert [line.split(": ")[0].rsplit(":", 2)[-2:] + [line.split(" ")[1]] for line in before.stdout.splitlines()] \
-        == [["8", "1", "DL303"], ["36", "1", "DL301"], ["46", "1", "DL301"]]
+        == [["8", "1", "DL303"], ["40", "1", "DL301"], ["54", "1", "DL301"]]
     (tmp_path / "setup.cfg").write_text("[flake8]\ndataloader-notebook = on\n")
     after = flake8("train.py", cwd=tmp_path)
     assert [line.split(" ")[1] for line in after.stdout.splitlines()] == ["DL302"] * 5, after.stdout
