@@ -60,6 +60,7 @@ def keys(source: str, filename: str, settings: Settings) -> Keys:
     options = {
         "loader_names": sorted(settings.loader_names),
         "start_method": settings.start_method,
+        "notebook": settings.notebook,
         "follow_imports": settings.follow_imports,
         "selected": sorted(settings.selected),
         "gate": gate_enabled(settings),  # the environment switch too: turning the gate off is a check

@@ -84,6 +84,7 @@ def inspect_source(
     """
     if use_prefilter and not may_find(source, settings, tree, filename):
         return None
+    settings = settings.for_file(source, filename or "")
     if filename is not None and settings.follow_imports and os.path.isfile(filename):
         module, facts = PROJECT.facts_of(filename, source, tree, settings)
     else:

@@ -16,7 +16,7 @@ from typing import FrozenSet, Iterator, List, Optional, Tuple, Type
 from . import __version__, manifest
 from .errors import STRICT_ENV
 from .prefilter import may_find, may_find_in_text
-from .settings import DEFAULT_SETTINGS, START_METHODS, SWITCH, Settings, SettingsError, cache_enabled_by_env
+from .settings import DEFAULT_SETTINGS, NOTEBOOK, START_METHODS, SWITCH, Settings, SettingsError, cache_enabled_by_env
 
 
 LOG = logging.getLogger("flake8.dataloader")
@@ -73,6 +73,13 @@ class DataLoaderChecker:
             parse_from_config=True,
             help="Keep each file's findings in .flake8_dataloader_cache/ for the next run: on (default) or off.",
         )
+        option_manager.add_option(
+            "--dataloader-notebook",
+            default="auto",
+            choices=NOTEBOOK,
+            parse_from_config=True,
+            help="Lint files as Jupyter notebook cells: auto (default: nbQA's files), on (every file) or off.",
+        )
         option_manager.extend_default_ignore(list(manifest.DEFAULT_OFF))
 
     @classmethod
@@ -85,6 +92,7 @@ class DataLoaderChecker:
                 selected_codes(options),
                 getattr(options, "dataloader_gate", "on"),
                 getattr(options, "dataloader_cache", "on") if cache_enabled_by_env() else "off",
+                getattr(options, "dataloader_notebook", "auto"),
             )
         except SettingsError as exc:  # a value from a config file: the command line's line and exit status
             print(f"flake8: error: {exc}", file=sys.stderr)

@@ -8,10 +8,12 @@ from functools import lru_cache
 from typing import FrozenSet, Iterable, NamedTuple, Optional
 
 from . import manifest
+from .notebook import is_notebook
 from .facts.constants import DEFAULT_LOADER_NAMES
 
 START_METHODS = ("auto", "spawn", "forkserver", "fork")
 SWITCH = ("on", "off")
+NOTEBOOK = ("auto", "on", "off")
 CACHE_ENV = "FLAKE8_DATALOADER_CACHE"  # `off` turns the findings cache off whatever the options say
 GATE_ENV = "FLAKE8_DATALOADER_GATE"  # `off` turns the gate (gate.py) off whatever the options say
 
@@ -53,6 +55,8 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
     selected: FrozenSet[str] = DEFAULT_SELECTED
     gate: bool = True  # decide on flake8's ast which files need the analysis (--dataloader-gate)
     cache: bool = False  # keep each file's findings on disk (--dataloader-cache, cache.py); flake8 turns it on
+    # Is the file a notebook's cells (notebook.py)? `auto` until the engine decides it for one file.
+    notebook: str = "auto"
 
     @classmethod
     def build(
@@ -63,6 +67,7 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
         selected: Optional[Iterable[str]] = None,
         gate: str = "on",
         cache: str = "off",
+        notebook: str = "auto",
     ) -> "Settings":
         extra = []
         for raw in names:
@@ -83,6 +88,8 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
             raise SettingsError(invalid_choice("--dataloader-gate", gate, SWITCH))
         if cache not in SWITCH:
             raise SettingsError(invalid_choice("--dataloader-cache", cache, SWITCH))
+        if notebook not in NOTEBOOK:
+            raise SettingsError(invalid_choice("--dataloader-notebook", notebook, NOTEBOOK))
         return cls(
             loader_names=DEFAULT_LOADER_NAMES | frozenset(extra),
             start_method=start_method,
@@ -91,7 +98,14 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
             selected=DEFAULT_SELECTED if selected is None else frozenset(selected),
             gate=gate == "on",
             cache=cache == "on",
+            notebook=notebook,
         )
+
+    def for_file(self, text: str, filename: str) -> "Settings":
+        """These settings with `notebook` decided for one file: `on` or `off`, never `auto`."""
+        if self.notebook != "auto":
+            return self
+        return self._replace(notebook="on" if is_notebook(text, filename) else "off")
 
 
 DEFAULT_SETTINGS = Settings()

@@ -46,7 +46,8 @@ def settings_from_argv(argv: List[str]) -> Settings:
     DataLoaderChecker.add_options(manager)
     namespace, _ = manager.parser.parse_known_args(argv)
     return Settings.build(
-        namespace.dataloader_names, namespace.dataloader_start_method, namespace.dataloader_follow_imports
+        namespace.dataloader_names, namespace.dataloader_start_method, namespace.dataloader_follow_imports,
+        notebook=namespace.dataloader_notebook,
     )
 
 

@@ -202,7 +202,27 @@ def datasets_changed_through_loaders(n: int) -> str:
     return HEADER + loaders + EPOCHS + body
 
 
+NOTEBOOK_CELL = "# %%NBQA-CELL-SEP0a1b2c\n"
+
+
+def notebook_dataset_chain(n: int) -> str:
+    """A notebook's dataset class handed down n functions, the last building a loader from it (DL302)."""
+    steps = "".join(f"def step{i}(ds):\n    step{i + 1}(ds)\n\n\n" for i in range(n))
+    last = f"def step{n}(ds):\n    return DataLoader(ds, num_workers=2)\n\n\n"
+    return HEADER + "class Shapes(Dataset):\n    pass\n\n\n" + NOTEBOOK_CELL + steps + last + "step0(Shapes())\n"
+
+
+def notebook_many_calls(n: int) -> str:
+    """Two loaders built from one parameter of a notebook function that n cells call with a cell's class."""
+    loaders = "    train = DataLoader(ds, num_workers=2)\n    val = DataLoader(ds, num_workers=2)\n"
+    calls = "".join(f"{NOTEBOOK_CELL}build(Shapes{i}())\n" for i in range(n))
+    classes = "".join(f"class Shapes{i}(Dataset):\n    pass\n\n\n" for i in range(n))
+    return HEADER + classes + NOTEBOOK_CELL + "def build(ds):\n" + loaders + calls
+
+
 SHAPES: Dict[str, Callable[[int], str]] = {
+    "notebook_dataset_chain": notebook_dataset_chain,
+    "notebook_many_calls": notebook_many_calls,
     "many_loaders_one_loop": many_loaders_one_loop,
     "datasets_changed_through_loaders": datasets_changed_through_loaders,
     "container_through_functions": container_through_functions,

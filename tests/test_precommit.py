@@ -122,3 +122,72 @@ def test_the_lint_hook_selects_every_default_rule_and_no_opt_in_one():
     selected = [item for item in entry.split("--select=")[1].split()[0].split(",") if item.startswith("DL")]
     chosen = {code for code in CODES if any(code.startswith(prefix) for prefix in selected)}
     assert chosen == set(CODES) - set(DEFAULT_OFF)
+
+
+# nbQA's `nbqa-flake8` hook as its repository declares it (entry, language, file types, dependencies):
+# pre-commit installs this stand-in's package, which installs nbQA from the registry.
+NBQA_HOOKS = """\
+- id: nbqa-flake8
+  name: nbqa-flake8
+  entry: nbqa flake8
+  language: python
+  require_serial: true
+  types: [jupyter]
+  additional_dependencies: [flake8]
+"""
+NBQA_PACKAGE = """\
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "nbqa-hook-stand-in"
+version = "0.0.0"
+dependencies = ["nbqa=={version}"]
+
+[tool.setuptools]
+py-modules = []
+"""
+
+
+def readme_notebook_snippet() -> str:
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Notebooks\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```yaml\n(.*?)```", section, re.S)[0]
+
+
+@pytest.mark.precommit
+@pytest.mark.skipif(not have_tools() and not os.environ.get("CI"), reason="needs git and pre-commit (CI has both)")
+def test_the_readmes_notebook_hook_reports_notebook_cells(tmp_path):
+    from importlib.metadata import version
+
+    env = {**os.environ, **IDENTITY, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    upstream, nbqa_repo, project = tmp_path / "upstream", tmp_path / "nbqa", tmp_path / "project"
+    for folder in (upstream, nbqa_repo, project):
+        folder.mkdir()
+    sha = publish_working_tree(upstream, env)
+    (nbqa_repo / ".pre-commit-hooks.yaml").write_text(NBQA_HOOKS)
+    (nbqa_repo / "pyproject.toml").write_text(NBQA_PACKAGE.format(version=version("nbqa")))
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "hook"]):
+        subprocess.run(["git", *args], cwd=nbqa_repo, env=env, check=True)
+    nbqa_sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=nbqa_repo, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    snippet = readme_notebook_snippet()
+    assert "repo: https://github.com/nbQA-dev/nbQA\n" in snippet and "rev: 1.9.1\n" in snippet
+    config = (snippet.replace("https://github.com/nbQA-dev/nbQA", str(nbqa_repo)).replace("1.9.1", nbqa_sha)
+              .replace("<repository-url>", f"file://{upstream}").replace("<commit-sha>", sha))
+
+    def run(*args):
+        return subprocess.run(args, cwd=project, env=env, capture_output=True, text=True, timeout=600)
+
+    assert run("git", "init", "-q").returncode == 0
+    (project / ".pre-commit-config.yaml").write_text(config)
+    shutil.copy(ROOT / "fixtures" / "notebooks" / "shapes_course.ipynb", project / "course.ipynb")
+    (project / "train.py").write_text(BAD)  # not a notebook: the hook does not lint it
+    assert run("git", "add", "-A").returncode == 0
+    result = run("pre-commit", "run", "--all-files")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert [line.split(" ", 2)[:2] for line in result.stdout.splitlines() if ": DL" in line] == [
+        ["course.ipynb:cell_3:3:16:", "DL302"],
+        ["course.ipynb:cell_3:3:16:", "DL402"],
+        ["course.ipynb:cell_3:3:78:", "DL302"],
+    ], result.stdout + result.stderr

@@ -506,3 +506,49 @@ def test_a_framework_that_is_not_installed_is_reported_as_needed_not_failed(monk
                       "summary": f"needs ignite: {command('frameworks')}"}
     row = table([{**result, "name": "framework-ignite", "rules": ["DL402"], "seconds": 0.0}])
     assert "needs package" in row
+
+
+def test_notebook_payload_without_jupyter_packages_is_reported_as_needed(monkeypatch):
+    import importlib.util
+
+    from runtime_checks.scenarios import notebook
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "nbclient" else real(name, *a))
+    assert notebook.notebook_payload(Options(quick=True, progress=False)) == {
+        "status": "needs-package", "metrics": {},
+        "summary": "needs nbclient: pip install 'flake8-dataloader[notebook]'",
+    }
+
+
+def test_notebook_payload_cells_are_what_the_linter_flags():
+    """The scenario's notebook, as nbQA hands it to flake8: the class its cell defines is DL302; the imported
+    class alone is clean, and so is the notebook's top-level iteration (no DL301)."""
+    from flake8_dataloader.engine import analyse
+    from runtime_checks.scenarios import notebook
+
+    cells = notebook.cells(["spawn"])
+    joined = "\n# %%NBQA-CELL-SEPc0ffee\n".join(cells) + "\n"
+    assert [(code, message.split(" is ")[0]) for _, _, code, message in analyse(joined)] == [
+        ("DL302", "DL302 class Shapes")
+    ]
+    imported_only = "\n# %%NBQA-CELL-SEPc0ffee\n".join([*cells[:3], cells[4]]) + "\n"
+    assert analyse(imported_only) == []
+
+
+def test_notebook_payload_class_from_a_cell_kills_spawn_and_forkserver_workers():
+    """A real kernel (nbclient + ipykernel): the class a cell defines fails, the imported one runs."""
+    for package in ("nbformat", "nbclient", "ipykernel"):
+        pytest.importorskip(package, reason="pip install 'flake8-dataloader[notebook]'")
+    from runtime_checks.scenarios import notebook
+
+    result = notebook.notebook_payload(Options(quick=True, progress=False))
+    assert result["status"] == "ok", result["summary"]
+    for method in ("spawn", "forkserver"):
+        run = result["metrics"]["runs"][method]
+        assert run["worker_errors"] == [
+            "AttributeError: Can't get attribute 'Shapes' on <module '__main__' (built-in)>"
+        ]
+        assert run["defined"]["outcome"].startswith("RuntimeError: DataLoader worker (pid(s) ")
+        assert run["defined"]["outcome"].endswith(") exited unexpectedly")
+        assert run["imported"]["outcome"] == "ran: 8 samples" and run["imported_worker_errors"] == []

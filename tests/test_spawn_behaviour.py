@@ -27,6 +27,10 @@ PAIRS = {
     "DL302": ("dl302_lambda_collate.py", "dl302_module_collate.py", True,
               ["AttributeError: Can't pickle local object 'main.<locals>.<lambda>'"]
               if sys.version_info < (3, 13) else ["local object"]),
+    # Defined under the guard: it pickles (by name) in the main process, each worker cannot find it.
+    "DL302-guarded": ("dl302_class_under_main_guard.py", "dl302_class_at_module_level.py", True,
+                      ["AttributeError: Can't get attribute 'Shifted' on <module '__mp_main__' from",
+                       "RuntimeError: DataLoader worker (pid(s)", ") exited unexpectedly"]),
     # The script itself sets spawn: a forced start method would make its own call fail in the main process.
     "DL303": ("dl303_unguarded_set_start_method.py", "dl303_guarded_set_start_method.py", False,
               ["RuntimeError: context has already been set"]),

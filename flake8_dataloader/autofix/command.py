@@ -51,6 +51,7 @@ class Flake8View:
         self.settings = Settings.build(
             getattr(self.options, "dataloader_names", None) or (),
             getattr(self.options, "dataloader_start_method", "auto"),
+            notebook=getattr(self.options, "dataloader_notebook", "auto"),
         )
         self.guides = StyleGuideManager(self.options, formatter=None)
         self.line_lengths = LineLengths(flake8_argv, self.options)
@@ -135,14 +136,18 @@ def fix_file(path: str, data: bytes, view: Flake8View) -> FileFix:
     from .fixer import fix_source
 
     result = fix_source(
-        source, view.settings, view.codes_for(path), honour_noqa=not view.options.disable_noqa,
+        source, view.settings.for_file(source, path), view.codes_for(path), honour_noqa=not view.options.disable_noqa,
         max_line_length=view.line_lengths.for_file(path),
     )
     return FileFix(path, source, encoding, result)
 
 
-def _summary(path: str, result: "FixResult", remaining: List[Result]) -> List[str]:
-    """What was fixed, what was left and why, then the other findings that remain, as flake8 prints them."""
+def _summary(path: str, result: "FixResult", remaining: List[Result], notebook: bool = False) -> List[str]:
+    """What was fixed, what was left and why, then the other findings that remain, as flake8 prints them.
+
+    In a notebook run through nbQA, which maps lines back by the cells as they were before the fix,
+    the lines of a fixed text would name the wrong cells: the remaining findings are counted instead.
+    """
     lines = []
     if result.fixed:
         counts = Counter(fixed.code for fixed in result.fixed)
@@ -151,6 +156,12 @@ def _summary(path: str, result: "FixResult", remaining: List[Result]) -> List[st
     for item in left:
         lines.append(f"{path}:{item.line}:{item.column + 1}: {item.code} left as is: {item.reason}")
     explained = {(item.line, item.column, item.code) for item in left}
+    if notebook and result.fixed:
+        others = Counter(code for line, column, code, _ in remaining if (line, column, code) not in explained)
+        if others:
+            listed = ", ".join(f"{code} x{n}" for code, n in sorted(others.items()))
+            lines.append(f"{path}: remaining {listed}: run `nbqa flake8` on the notebook for their cells")
+        return lines
     for line, column, code, message in remaining:
         if (line, column, code) not in explained:
             lines.append(f"{path}:{line}:{column + 1}: {message}")
@@ -210,7 +221,8 @@ def _fix_one(path: str, root: str, view: Flake8View, diff: bool, out: BinaryIO, 
             print(f"{name}: {exc}", file=err)
             return EXIT_ERROR
     if fixed is not None and fixed.result is not None:
-        for line in _summary(name, fixed.result, remaining):
+        notebook = view.settings.for_file(fixed.before, name).notebook == "on"
+        for line in _summary(name, fixed.result, remaining, notebook):
             print(line, file=report)
     return status
 

@@ -279,6 +279,7 @@ class Collector(cst.CSTVisitor):
             params=params,
             cls=owner,
             nested=bool(self._functions),
+            guarded=self._guard_depth > 0,
         )
         if owner is not None:
             owner.methods.setdefault(info.name, info)
@@ -308,6 +309,7 @@ class Collector(cst.CSTVisitor):
             scope=scope,
             bases=[arg.value for arg in node.bases if arg.keyword is None],
             local=bool(self._functions),
+            guarded=self._guard_depth > 0,
         )
         scope.info = info
         self.classes[node] = info

@@ -93,6 +93,7 @@ class FunctionInfo:
     returns: List[Optional[cst.BaseExpression]] = field(default_factory=list)
     is_generator: bool = False
     nested: bool = False  # defined inside another function
+    guarded: bool = False  # defined under the module's `if __name__ == "__main__":` (spawn workers lack it)
 
 
 @dataclass(eq=False)
@@ -107,6 +108,7 @@ class ClassInfo:
         default_factory=dict
     )
     local: bool = False  # defined inside a function
+    guarded: bool = False  # defined under the module's `if __name__ == "__main__":` (spawn workers lack it)
 
 
 @dataclass(eq=False)

@@ -112,10 +112,18 @@ class UnguardedEntryPoint(Rule):
         main()
     ```
 
+    - Jupyter notebooks (linted through nbQA, see Options): a kernel's main
+      module has no file, so spawn and forkserver workers never re-run its
+      cells; a loop over a loader at the top level of a cell is safe there,
+      and the fix command adds no guard. What workers cannot import from a
+      notebook is DL302's.
+
     ## Options
     `--dataloader-start-method=fork` turns the rule off (Linux up to Python
     3.13 only); so does a module-level `set_start_method("fork")` or
     `multiprocessing_context="fork"` on the loader.
+    `--dataloader-notebook`: `auto` (default) treats the files nbQA writes
+    (`nbqa flake8 notebook.ipynb`) as notebooks, `on` every file, `off` none.
 
     ## Known limits
     - Calls are followed within the file only (functions, methods through
@@ -147,8 +155,8 @@ class UnguardedEntryPoint(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
-        if file_forces_fork(facts, settings):
-            return
+        if settings.notebook == "on" or file_forces_fork(facts, settings):
+            return  # a notebook's kernel has no main file: spawn workers do not re-run it
         iterating = cls._functions_iterating(facts)
         reported: Set[cst.CSTNode] = set()
         iterating_calls: Set[cst.CSTNode] = set()  # module-level calls that iterate the loader they pass

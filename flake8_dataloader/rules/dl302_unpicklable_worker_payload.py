@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterator, Set
 
 import libcst as cst
 
-from ..facts.payload import unpicklable
+from ..facts.payload import NOTEBOOK, unpicklable
 from ..facts.walk import Visited
 from .base import INHERITS, NEEDS_LOADER, Finding, Rule
 from .dl3_shared import file_forces_fork, uses_fork_context
@@ -29,6 +29,13 @@ class UnpicklableWorkerPayload(Rule):
     names bound once; and an instance of a class of this file (a dataset, a
     transform) whose `self` holds one, when a loader with workers gets it.
 
+    Also what these workers cannot import, although it pickles: every
+    function and class a Jupyter notebook defines (linted through nbQA),
+    and in a script one defined inside the `if __name__ == "__main__":`
+    block; sent as one of these arguments, held on `self` by a dataset, or
+    given to a same-file function that builds the loader from its parameter
+    (`fit(Shapes())`).
+
     ## Why is this bad?
     Under spawn and forkserver these three arguments are pickled for every
     worker. `iter(loader)` fails in the main process: `AttributeError: Can't
@@ -36,6 +43,17 @@ class UnpicklableWorkerPayload(Rule):
     object` (3.13), `PicklingError` (3.14); a module-level lambda fails too,
     a generator with `TypeError: cannot pickle 'generator' object`. Samplers
     stay in the main process and are never pickled: not reported.
+
+    A function or class pickles as a reference to its module. A notebook's
+    kernel has no file to import, and a worker imports a script without
+    running its `__main__` block: each worker dies with `AttributeError:
+    Can't get attribute 'Shapes' on <module '__main__' (built-in)>` (in a
+    notebook, printed to the terminal Jupyter runs in), and the loop raises
+    `RuntimeError: DataLoader worker (pid(s) ...) exited unexpectedly`
+    after seconds. Spawn is the default on macOS and Windows, forkserver on
+    Linux from Python 3.14. Fix: move the class or function to a `.py`
+    module next to the notebook and import it (in a script: to module
+    level, or a module of its own).
 
     ## Example
     ```python
@@ -77,6 +95,8 @@ class UnpicklableWorkerPayload(Rule):
     ## Options
     Off under `--dataloader-start-method=fork`, a module-level
     `set_start_method("fork")`, or `multiprocessing_context="fork"`.
+    `--dataloader-notebook`: `auto` (default) treats the files nbQA writes
+    (`nbqa flake8 notebook.ipynb`) as notebooks, `on` every file, `off` none.
 
     ## Known limits
     - "Held on `self`" means the value assigned to a `self` attribute holds
@@ -90,6 +110,9 @@ class UnpicklableWorkerPayload(Rule):
       iterable of a list/set/dict comprehension.
     - Values built by calling functions (`build_transform()`) are not
       followed.
+    - A notebook's class or function given to a same-file function is
+      reported at that function's loader call (once, whichever call passes
+      it).
     - Anchor: the lambda, def or class reference inside the call, else the
       call.
 
@@ -106,6 +129,17 @@ class UnpicklableWorkerPayload(Rule):
     ) + INHERITS
     NAME = "unpicklable-worker-payload"
     MESSAGE = "{what} passed as {param} cannot be pickled for spawn/forkserver workers; {fix}"
+    # Defined where spawn/forkserver workers cannot import it (facts/payload.py): pickled by name, not found.
+    NOTEBOOK_MESSAGE = (
+        "{what} is defined in the notebook and sent to workers as {param}: spawn/forkserver workers (macOS, "
+        "Windows, Linux from Python 3.14) fail with \"Can't get attribute '{name}' on <module "
+        "'__main__'>\"; move it to a .py module next to the notebook and import it"
+    )
+    GUARDED_MESSAGE = (
+        "{what} is defined under `if __name__ == \"__main__\":` and sent to workers as {param}: spawn/forkserver "
+        "workers import the script without running that block and fail with \"Can't get attribute '{name}'\"; "
+        "move it to module level or a module of its own"
+    )
     CONDITION = (("workers",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
@@ -113,6 +147,7 @@ class UnpicklableWorkerPayload(Rule):
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         if file_forces_fork(facts, settings):
             return
+        notebook = settings.notebook == "on"
         for call in facts.flow.loader_calls.values():
             if not facts.iteration.may_use_workers(call) or uses_fork_context(call):
                 continue
@@ -121,11 +156,16 @@ class UnpicklableWorkerPayload(Rule):
                 arg = call.args[param]
                 if arg.expr is None:
                     continue
-                for node, what, fix, inside in unpicklable(facts, arg.expr, call.ctx.scope, Visited()):
-                    anchor = node if inside else call.node
-                    if anchor not in seen_anchors:
-                        seen_anchors.add(anchor)
-                        yield cls.finding(anchor, what=what, param=param, fix=fix)
+                for payload in unpicklable(facts, arg.expr, call.ctx.scope, Visited(), notebook=notebook):
+                    anchor = payload.node if payload.inside else call.node
+                    if anchor in seen_anchors:
+                        continue
+                    seen_anchors.add(anchor)
+                    if payload.where:
+                        template = cls.NOTEBOOK_MESSAGE if payload.where == NOTEBOOK else cls.GUARDED_MESSAGE
+                        yield cls._finding(template, anchor, {"what": payload.what, "param": param, "name": payload.name})
+                    else:
+                        yield cls.finding(anchor, what=payload.what, param=param, fix=payload.fix)
         # Dataset classes of other project modules that hold one on self (at a loader call here, or at
         # the call of an imported factory whose dataset parameter is given an instance of one).
         for call, dataset in facts.iteration.imported_datasets_in_workers():

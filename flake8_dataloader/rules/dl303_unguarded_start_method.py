@@ -62,8 +62,13 @@ class UnguardedStartMethod(Rule):
         main()
     ```
 
+    - Jupyter notebooks (linted through nbQA, see Options): spawn and
+      forkserver workers never re-run a kernel's cells, so a cell may set
+      the start method once per kernel.
+
     ## Options
-    None.
+    `--dataloader-notebook`: `auto` (default) treats the files nbQA writes
+    (`nbqa flake8 notebook.ipynb`) as notebooks, `on` every file, `off` none.
 
     ## Known limits
     - `set_start_method("fork")` is not reported: forked workers do not
@@ -87,6 +92,8 @@ class UnguardedStartMethod(Rule):
 
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
+        if settings.notebook == "on":
+            return  # a notebook's kernel has no main file: spawn workers do not re-run its cells
         for record in calls_of(facts, SET_START_METHOD):
             if record.ctx.function is not None or record.ctx.guarded:
                 continue

@@ -34,12 +34,15 @@ class Scenario:
 
 
 def registry() -> List[Scenario]:
-    from . import claims, construction, correctness, frameworks, lifecycle, randomness, resources, start_method
+    from . import (
+        claims, construction, correctness, frameworks, lifecycle, notebook, randomness, resources, start_method,
+    )
 
     return [
         *construction.SCENARIOS,
         *randomness.SCENARIOS,
         *start_method.SCENARIOS,
+        *notebook.SCENARIOS,
         *lifecycle.SCENARIOS,
         *correctness.SCENARIOS,
         *resources.SCENARIOS,
