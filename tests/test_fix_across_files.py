@@ -111,3 +111,15 @@ def test_a_fix_the_other_module_declines_is_left_with_its_reason(project):
     )
     assert POSITION.findall(fixed.stdout) == POSITION.findall(linted.stdout)
     assert fixed.returncode == linted.returncode == 1
+
+
+def test_the_sample_of_docs_fix_md_is_what_the_commands_print(project):
+    from .conftest import ROOT
+
+    section = (ROOT / "docs" / "fix.md").read_text(encoding="utf-8").split("\n## Across files\n", 1)[1]
+    block = re.findall(r"```\n(.*?)```", section.split("\n## ", 1)[0], re.S)[0]
+    commands = re.findall(r"^\$ python -m (.*)\n((?:[^$].*\n)*)", block, re.M)
+    assert len(commands) == 2
+    for command, expected in commands:
+        printed = run(*command.split(), cwd=project)
+        assert printed.stdout == expected, command
