@@ -13,7 +13,10 @@ The directory is `.flake8_dataloader_cache/` in the directory flake8 runs from, 
 CACHEDIR.TAG and a `.gitignore` of `*`. There is one entry per (file path, settings, interpreter):
 a new plugin, LibCST or text of the file overwrites it, so the directory grows only with the files
 linted. nbQA's temporary copy of a notebook stands for its notebook (project/nbqa.py): one entry per
-notebook, not one per run. Entries are written to a temporary file in that directory and renamed
+notebook, not one per run. An entry not served for PRUNE_AFTER (30 days), or whose file (or
+notebook) no longer exists, is deleted: at most once a day, by the first run that writes an entry
+(a run served entirely from the cache never prunes; a served entry's time is renewed at most once a
+day, one `fstat` per lookup). Entries are written to a temporary file in that directory and renamed
 into place (atomic: `flake8 -j N` processes may write at once). Nothing here ever raises out of flake8: any error is a
 miss and one debug log line.
 """
@@ -25,6 +28,7 @@ import json
 import logging
 import os
 import sys
+import time
 from functools import lru_cache
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
@@ -45,12 +49,15 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 # (line, 0-based column, code, message), as engine.Result
 Result = Tuple[int, int, str, str]
+DAY = 24 * 3600
+PRUNE_AFTER = 30 * DAY  # an entry not served for this long is deleted
+_PRUNED = ".pruned"  # its modification time: when the directory was last pruned
 
 
 class Keys(NamedTuple):
     slot: str  # the entry's file name: the file's path, the settings and the interpreter
     key: str  # everything else the findings rest on; the entry is served only when equal
-    path: str = ""  # the file the entry stands for (absolute): the linted file, or its notebook
+    path: str = ""  # the file the entry stands for (absolute), the linted file or its notebook: gone, the entry goes
 
 
 def keys(source: str, filename: str, settings: Settings) -> Keys:
@@ -161,6 +168,7 @@ def forget() -> None:
     """Drop the memos of digests and probes (a long-lived process; tests)."""
     _HASHED.clear()
     _PROBED.clear()
+    _pruning_checked[0] = False
 
 
 def _path(name: str, root: str) -> str:
@@ -172,6 +180,7 @@ def lookup(keys: Keys, root: str = ".") -> Optional[List[Result]]:
     try:
         with open(_path(keys.slot, root), encoding="utf-8") as handle:
             entry = json.load(handle)
+            written = os.fstat(handle.fileno()).st_mtime
         if entry["key"] != keys.key:
             return None  # another text of the file, another plugin or LibCST: overwritten by this run
         files: Dict[str, Optional[str]] = entry["files"]
@@ -180,6 +189,9 @@ def lookup(keys: Keys, root: str = ".") -> Optional[List[Result]]:
             return None
         if not all(_holds(path, seen) for path, seen in probes.items()):
             return None
+        if time.time() - written > DAY:  # served: renewed, so that pruning keeps it
+            with contextlib.suppress(OSError):
+                os.utime(_path(keys.slot, root))
         return [(int(line), int(column), str(code), str(message)) for line, column, code, message in entry["results"]]
     except FileNotFoundError:
         return None
@@ -202,13 +214,52 @@ def store(keys: Keys, reads: Reads, results: List[Result], root: str = ".") -> N
                 _write(directory, name, text)
         entry = {
             "key": keys.key,
+            "path": keys.path,
             "files": files,
             "probes": dict(sorted(reads.probes.items())),
             "results": [list(result) for result in results],
         }
         _write(directory, keys.slot + ".json", json.dumps(entry))
+        if not _pruning_checked[0]:
+            _pruning_checked[0] = True
+            prune_now_and_then(directory)
     except Exception as exc:
         LOG.debug("flake8-dataloader: cache not written for %s: %s: %s", keys.slot, type(exc).__name__, exc)
+
+
+_pruning_checked = [False]  # once per process: the first entry written asks whether a day has passed
+
+
+def prune_now_and_then(directory: str, now: Optional[float] = None) -> None:
+    """Prune the directory when it was last pruned a day ago or more (or never)."""
+    now = time.time() if now is None else now
+    marker = os.path.join(directory, _PRUNED)
+    try:
+        if now - os.stat(marker).st_mtime < DAY:
+            return
+    except FileNotFoundError:
+        pass
+    with open(marker, "a", encoding="utf-8"):
+        pass
+    os.utime(marker, (now, now))  # first: the other processes of a `flake8 -j N` run leave it to this one
+    prune(directory, now)
+
+
+def prune(directory: str, now: float) -> None:
+    """Delete the entries not served for PRUNE_AFTER, those of files that no longer exist, and
+    temporary files a killed process left (a day old)."""
+    for item in os.scandir(directory):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            age = now - item.stat().st_mtime
+            if item.name.endswith(".json"):
+                if age <= PRUNE_AFTER:
+                    with open(item.path, encoding="utf-8") as handle:
+                        path = json.load(handle).get("path")
+                    if not isinstance(path, str) or not path or os.path.exists(path):
+                        continue
+                os.unlink(item.path)
+            elif item.name.startswith(".tmp-") and age > DAY:
+                os.unlink(item.path)
 
 
 def _write(directory: str, name: str, text: str) -> None:

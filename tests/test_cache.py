@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -27,7 +28,7 @@ ON = Settings.build(cache="on")
 def project(tmp_path, monkeypatch):
     """A copy of the package fixture project, as the directory flake8 runs from."""
     root = tmp_path / "project"
-    shutil.copytree(PROJECT, root)
+    shutil.copytree(PROJECT, root, ignore=shutil.ignore_patterns(cache.DIRECTORY))  # a run there left its own
     monkeypatch.chdir(root)
     store.clear()
     cache.forget()
@@ -526,3 +527,65 @@ def test_a_module_that_shrank_below_the_limit_since_its_size_was_taken_is_not_ke
         reads.observed_unread(str(path), 100)
     assert reads.digests(three.files) == {str(path): hashlib.sha256(path.read_bytes()).hexdigest()}
     reads.forget()
+
+
+def age(path, days):
+    """Set the file's times ``days`` into the past."""
+    when = time.time() - days * cache.DAY
+    os.utime(path, (when, when))
+
+
+def entry_of(root, path):
+    """The entry file kept for ``path`` (its "path" field)."""
+    return next(e for e in entries(root) if json.loads(e.read_text())["path"] == str(path))
+
+
+def test_the_first_write_of_a_day_prunes_entries_of_missing_files_and_unserved_ones(project, analyses):
+    kept, renamed, unserved = project / "train.py", project / "text_training.py", project / "subclasses.py"
+    for path in (kept, renamed, unserved):
+        lint(path)
+    marker = project / cache.DIRECTORY / ".pruned"
+    assert marker.exists()  # the first write of this process pruned (nothing to prune yet)
+    renamed.rename(project / "text_train.py")
+    age(entry_of(project, unserved), 31)
+    age(entry_of(project, kept), 29)
+    lint(project / "text_train.py")  # a miss, written: the directory was pruned less than a day ago
+    assert len(entries(project)) == 4
+    age(marker, 1.01)
+    lint(project / "lightning_task.py")  # another miss, a day later: prunes
+    assert sorted(json.loads(e.read_text())["path"] for e in entries(project)) == sorted(
+        str(p) for p in (kept, project / "text_train.py", project / "lightning_task.py")
+    )
+    assert time.time() - marker.stat().st_mtime < 60
+    count = analyses[0]
+    lint(kept)  # 29 days unserved: still served
+    assert analyses[0] == count
+
+
+def test_a_served_entry_is_renewed_once_a_day_so_that_pruning_keeps_it(project, analyses):
+    train = project / "train.py"
+    lint(train)
+    entry = entry_of(project, train)
+    age(entry, 0.5)
+    written = entry.stat().st_mtime
+    lint(train)
+    assert entry.stat().st_mtime == written  # served within a day of its last renewal: not touched
+    age(entry, 40)
+    lint(train)
+    assert analyses[0] == 1  # served both times
+    assert time.time() - entry.stat().st_mtime < 60
+    cache.prune(str(project / cache.DIRECTORY), time.time())
+    assert entries(project) == [entry]
+
+
+def test_pruning_removes_old_temporary_files_and_keeps_entries_it_cannot_read(project):
+    lint(project / "train.py")
+    directory = project / cache.DIRECTORY
+    stale, fresh, foreign = directory / ".tmp-abc.part", directory / ".tmp-def.part", directory / "foreign.json"
+    for path in (stale, fresh, foreign):
+        path.write_text("{not json")
+    age(stale, 2)
+    cache.prune(str(directory), time.time())
+    assert sorted(p.name for p in directory.iterdir() if p.name.startswith((".tmp-", "foreign"))) == [
+        ".tmp-def.part", "foreign.json"
+    ]

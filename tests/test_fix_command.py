@@ -1,5 +1,6 @@
 """`python -m flake8_dataloader fix` as users run it: exit codes, --diff, flake8 config, encodings."""
 
+import re
 import subprocess
 import sys
 
@@ -279,3 +280,15 @@ def test_line_length_from_flake8_else_ruff_or_black_else_79(tmp_path, config, ar
     (project / "train.py").write_text(LONG)
     assert fix(*args, "train.py", cwd=project).returncode == 0
     assert (ONE_LINE in (project / "train.py").read_text()) == one_line
+
+
+def test_the_sample_summary_of_docs_fix_md_is_what_the_command_prints():
+    from .conftest import ROOT
+
+    doc = (ROOT / "docs" / "fix.md").read_text(encoding="utf-8")
+    intro, rest = doc.split("summary lines, part):\n\n```\n", 1)
+    command = re.findall(r"\(`python -m flake8_dataloader (fix [^`]*)`", intro)[-1].split()
+    printed = subprocess.run([sys.executable, "-m", "flake8_dataloader", *command], cwd=ROOT, capture_output=True,
+                             text=True, timeout=300).stderr.splitlines()
+    sample = rest.split("```", 1)[0].splitlines()
+    assert [line for line in printed if line in sample] == sample  # every line, in this order

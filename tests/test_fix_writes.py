@@ -45,8 +45,8 @@ def test_a_file_edited_while_fixing_is_left_as_it_is_now(tmp_path, monkeypatch, 
     script.write_text(BAD)
     real_fix_file = command.fix_file
 
-    def edit_meanwhile(path, data, view):
-        fixed = real_fix_file(path, data, view)
+    def edit_meanwhile(path, data, view, requests=frozenset()):
+        fixed = real_fix_file(path, data, view, requests)
         script.write_text(BAD + "# the user's edit\n")
         return fixed
 

@@ -9,8 +9,10 @@ own (from the package registry, ~30 s), so this test is marked `precommit`; it i
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
+from typing import List
 
 import pytest
 
@@ -44,6 +46,20 @@ LEFT = (
     "train.py:9:20: DL201 self.rng of Noisy is copied into every worker with the same state (workers draw "
     "identical numbers); reseed it per worker from get_worker_info().seed"
 )
+# DL410, opt-in: single-process loading in a training loop.
+SYNCHRONOUS = (
+    "\n\n"
+    "def fit(dataset, model):\n"
+    "    loader = DataLoader(dataset, batch_size=4)\n"
+    "    for epoch in range(3):\n"
+    "        for batch in loader:\n"
+    "            model(batch)\n"
+)
+OPT_IN_LEFT = (
+    "train.py:23:14: DL410 single-process DataLoader (num_workers omitted (defaults to 0)) in a training loop: "
+    "loading blocks every step; set num_workers > 0"
+)
+FINDING = re.compile(r"\S+:\d+:\d+: [A-Z]+\d+ ")  # flake8's default format
 IDENTITY = {
     "GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
     "GIT_COMMITTER_NAME": "test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
@@ -54,9 +70,23 @@ def have_tools() -> bool:
     return shutil.which("git") is not None and shutil.which("pre-commit") is not None
 
 
-def readme_snippet() -> str:
+def readme_snippets() -> List[str]:
     section = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## pre-commit\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```yaml\n(.*?)```", section, re.S)[0]
+    return re.findall(r"```yaml\n(.*?)```", section, re.S)
+
+
+def with_opt_in(config: str, opt_in: str) -> str:
+    """The config with the README's opt-in lint hook in place of the plain one."""
+    lint = re.compile(r"^( *)- id: flake8-dataloader +#.*\n", re.M)
+    assert len(lint.findall(config)) == 1 and opt_in.startswith("      - id: flake8-dataloader\n")
+    return lint.sub(lambda _: opt_in, config)
+
+
+def rev_command(snippet: str, clone) -> List[str]:
+    """The command the snippet's `rev:` comment gives for the commit id, for this clone."""
+    command = re.search(r"rev: <commit-sha> .*?`([^`]*)`", snippet)
+    assert command is not None, "the rev line names a command"
+    return [str(clone) if word == "<clone>" else word for word in shlex.split(command[1])]
 
 
 def publish_working_tree(upstream, env) -> str:
@@ -82,7 +112,9 @@ def test_the_readmes_snippet_fixes_then_lints(tmp_path):
     upstream.mkdir()
     project.mkdir()
     sha = publish_working_tree(upstream, env)
-    snippet = readme_snippet()
+    snippet, opt_in = readme_snippets()
+    printed = subprocess.run(rev_command(snippet, upstream), capture_output=True, text=True, check=True).stdout
+    assert printed == sha + "\n", "the rev recipe prints the one commit id"
     assert "<repository-url>" in snippet and "<commit-sha>" in snippet
     config = snippet.replace("<repository-url>", str(upstream)).replace("<commit-sha>", sha)
 
@@ -111,6 +143,14 @@ def test_the_readmes_snippet_fixes_then_lints(tmp_path):
     second = run("pre-commit", "run", "--all-files")
     assert second.returncode == 0, second.stdout + second.stderr
     assert second.stdout.count("Passed") == 2
+
+    # The opt-in snippet as written: the lint hook reports DL410 too (unquoted, YAML split the
+    # value and flake8 read `DL620` as a file: E902).
+    (project / ".pre-commit-config.yaml").write_text(with_opt_in(config, opt_in))
+    (project / "train.py").write_text(CLEAN + SYNCHRONOUS)
+    third = run("pre-commit", "run", "--all-files")
+    assert third.returncode == 1, third.stdout + third.stderr
+    assert [line for line in third.stdout.splitlines() if FINDING.match(line)] == [OPT_IN_LEFT]
 
 
 def test_the_lint_hook_selects_every_default_rule_and_no_opt_in_one():

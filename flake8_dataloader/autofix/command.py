@@ -19,7 +19,7 @@ import sys
 import tokenize
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, List, Optional, TextIO, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Dict, FrozenSet, List, Optional, TextIO, Tuple
 
 from flake8.options.parse_args import parse_args
 from flake8.style_guide import Decision, StyleGuideManager
@@ -28,7 +28,8 @@ from flake8.violation import Violation
 from ..errors import STRICT_ENV, BudgetExceeded, ParseFailure
 from ..manifest import CODES as ALL_CODES
 from ..manifest import FIXABLE
-from ..prefilter import may_find
+from ..prefilter import may_find, may_find_in_text
+from ..project.locate import project_root
 from ..settings import Settings, SettingsError
 from .discovery import DEFAULT_EXCLUDE, STDIN, python_files
 from .line_length import LineLengths
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 # As ruff: 0 nothing left to report, 1 a finding remains (or, with --diff, would be fixed), 2 a usage
 # error or a file that could not be read or written.
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+FIXED_THERE = ""  # a finding fixed in the other module that builds its loader
 
 
 class Flake8View:
@@ -51,6 +53,7 @@ class Flake8View:
         self.settings = Settings.build(
             getattr(self.options, "dataloader_names", None) or (),
             getattr(self.options, "dataloader_start_method", "auto"),
+            getattr(self.options, "dataloader_follow_imports", "on"),
             notebook=getattr(self.options, "dataloader_notebook", "auto"),
         )
         self.guides = StyleGuideManager(self.options, formatter=None)
@@ -119,34 +122,45 @@ class FileFix:
         return self.after.encode(self.encoding)
 
 
-def fix_file(path: str, data: bytes, view: Flake8View) -> FileFix:
+def fix_file(path: str, data: bytes, view: Flake8View, requests: FrozenSet[int] = frozenset()) -> FileFix:
     """The fix of one file's bytes, with only the codes flake8 would report for that file.
 
-    Raises NotParsed when the running Python cannot parse the text (flake8's E999).
+    The modules of its project it imports are read as flake8 reads them (``path``: the file on
+    disk; ``-``: none). ``requests``: the lines of its DataLoader calls whose DL402 fix another
+    file's finding asks for. Raises NotParsed when the running Python cannot parse the text (E999).
     """
     source, encoding = decode(data)
-    if not any(view.reports(path, code) for code in ALL_CODES) or not may_find(source, view.settings):
-        return FileFix(path, source, encoding, None)  # nothing to fix: LibCST is not even loaded
+    nothing = FileFix(path, source, encoding, None)  # nothing to fix: LibCST is not even loaded
+    if not any(view.reports(path, code) for code in ALL_CODES) or not (
+        requests or may_find_in_text(source, view.settings, path)
+    ):
+        return nothing
     try:
-        compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)  # what flake8 parses with
+        tree = compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)  # what flake8 parses with
     except (SyntaxError, ValueError) as exc:
         where = f"line {exc.lineno}: " if isinstance(exc, SyntaxError) and exc.lineno else ""
         message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         raise NotParsed(f"Python {sys.version_info[0]}.{sys.version_info[1]} cannot parse it ({where}{message})")
+    if not requests and not may_find(source, view.settings, tree, path):
+        return nothing
     from .fixer import fix_source
 
     result = fix_source(
         source, view.settings.for_file(source, path), view.codes_for(path), honour_noqa=not view.options.disable_noqa,
-        max_line_length=view.line_lengths.for_file(path),
+        max_line_length=view.line_lengths.for_file(path), filename=path, requests=requests, tree=tree,
     )
     return FileFix(path, source, encoding, result)
 
 
-def _summary(path: str, result: "FixResult", remaining: List[Result], notebook: bool = False) -> List[str]:
+def _summary(
+    path: str, result: "FixResult", remaining: List[Result], elsewhere: Dict[int, str], notebook: bool = False
+) -> List[str]:
     """What was fixed, what was left and why, then the other findings that remain, as flake8 prints them.
 
-    In a notebook run through nbQA, which maps lines back by the cells as they were before the fix,
-    the lines of a fixed text would name the wrong cells: the remaining findings are counted instead.
+    ``elsewhere``: per line of a finding whose loader another given module builds, what its fix
+    there did (FIXED_THERE, or the reason it was left). In a notebook run through nbQA, which maps
+    lines back by the cells as they were before the fix, the lines of a fixed text would name the
+    wrong cells: the remaining findings are counted instead.
     """
     lines = []
     if result.fixed:
@@ -154,7 +168,12 @@ def _summary(path: str, result: "FixResult", remaining: List[Result], notebook: 
         lines.append(f"{path}: fixed " + ", ".join(f"{code} x{n}" for code, n in sorted(counts.items())))
     left = sorted(result.left, key=lambda item: (item.line, item.column))
     for item in left:
-        lines.append(f"{path}:{item.line}:{item.column + 1}: {item.code} left as is: {item.reason}")
+        there = elsewhere.get(item.line) if item.elsewhere is not None else None
+        if there == FIXED_THERE:
+            lines.append(f"{path}:{item.line}:{item.column + 1}: {item.code} fixed at {item.elsewhere}")
+        else:
+            reason = item.reason if there is None else f"at {item.elsewhere}: {there}"
+            lines.append(f"{path}:{item.line}:{item.column + 1}: {item.code} left as is: {reason}")
     explained = {(item.line, item.column, item.code) for item in left}
     if notebook and result.fixed:
         others = Counter(code for line, column, code, _ in remaining if (line, column, code) not in explained)
@@ -175,54 +194,112 @@ def _read(path: str) -> bytes:
         return handle.read()
 
 
-def _fix_one(path: str, root: str, view: Flake8View, diff: bool, out: BinaryIO, err: TextIO) -> int:
-    """Fix one path (``-``: stdin to stdout, the text always echoed); the exit status it calls for."""
-    report = err if diff or path == STDIN else sys.stdout
+@dataclass
+class _Job:
+    """One path of the command line: what was read, its fix, and the exit status it calls for so far."""
+
+    path: str
+    root: str  # the tree it was found in
+    name: str  # as shown: --stdin-display-name for `-`
+    status: int
+    data: Optional[bytes] = None
+    fixed: Optional[FileFix] = None
+
+
+def _prepare(path: str, root: str, view: Flake8View, err: TextIO) -> _Job:
+    """Read and fix one path (``-``: stdin); nothing is written or printed but errors."""
     name = view.options.stdin_display_name if path == STDIN else path
     if path != STDIN and not inside(path, root):
         print(f"{name}: skipped: a symbolic link to {os.path.realpath(path)}, outside {root}", file=err)
-        return EXIT_OK
+        return _Job(path, root, name, EXIT_OK)
     try:
         data = _read(path)
     except OSError as exc:
         print(f"{name}: not read: {exc}", file=err)
-        return EXIT_ERROR
-    status, fixed = EXIT_OK, None
+        return _Job(path, root, name, EXIT_ERROR)
+    job = _Job(path, root, name, EXIT_OK, data)
+    job.status, job.fixed = _fixed(job, view, err, frozenset())
+    return job
+
+
+def _fixed(job: _Job, view: Flake8View, err: TextIO, requests: FrozenSet[int]) -> Tuple[int, Optional[FileFix]]:
+    assert job.data is not None
     try:
-        fixed = fix_file(name, data, view)
+        return EXIT_OK, fix_file(job.name, job.data, view, requests)
     except NotParsed as exc:
-        print(f"{name}: not fixed: {exc}; flake8 reports E999 there", file=err)
-        status = EXIT_FINDINGS if view.reports(name, "E999") else EXIT_OK
+        print(f"{job.name}: not fixed: {exc}; flake8 reports E999 there", file=err)
+        return (EXIT_FINDINGS if view.reports(job.name, "E999") else EXIT_OK), None
     except (UnicodeDecodeError, SyntaxError) as exc:  # SyntaxError: a bad coding cookie
-        print(f"{name}: not read: {exc}", file=err)
-        status = EXIT_ERROR
+        print(f"{job.name}: not read: {exc}", file=err)
+        return EXIT_ERROR, None
     except (ParseFailure, RecursionError) as exc:
-        print(f"{name}: skipped: LibCST cannot parse it ({exc})", file=err)
+        print(f"{job.name}: skipped: LibCST cannot parse it ({exc})", file=err)
     except BudgetExceeded as exc:
-        print(f"{name}: skipped: its analysis took {exc}", file=err)
+        print(f"{job.name}: skipped: its analysis took {exc}", file=err)
     except Exception as exc:  # our bug: say so, keep going with the other files
         if os.environ.get(STRICT_ENV):
             raise
-        print(f"{name}: internal error, file left unchanged: {type(exc).__name__}: {exc}", file=err)
-        status = EXIT_ERROR
-    remaining = view.remaining(name, fixed.result) if fixed is not None and fixed.result is not None else []
+        print(f"{job.name}: internal error, file left unchanged: {type(exc).__name__}: {exc}", file=err)
+        return EXIT_ERROR, None
+    return EXIT_OK, None
+
+
+def _across_files(jobs: List[_Job], view: Flake8View, err: TextIO) -> Dict[int, Dict[int, str]]:
+    """DL402 findings whose loader is built in another given file: fixed there.
+
+    Each such file is fixed again with the lines of those DataLoader calls. Returns, per job
+    (by index), per line of such a finding, FIXED_THERE or the reason the other file gave.
+    """
+    given = {os.path.realpath(job.path): i for i, job in enumerate(jobs) if job.path != STDIN}
+    asked: Dict[int, Dict[int, List[Tuple[int, int]]]] = {}  # target job -> its line -> (asking job, line)
+    for i, job in enumerate(jobs):
+        for item in job.fixed.result.left if job.fixed is not None and job.fixed.result is not None else []:
+            if item.elsewhere is not None and job.path != STDIN:
+                root = project_root(os.path.dirname(os.path.abspath(job.path)))
+                target = given.get(os.path.realpath(os.path.join(root, item.elsewhere.path)))
+                if target is not None and target != i:
+                    asked.setdefault(target, {}).setdefault(item.elsewhere.line, []).append((i, item.line))
+    done: Dict[int, Dict[int, str]] = {}
+    for target, lines in asked.items():
+        job = jobs[target]
+        status, fixed = _fixed(job, view, err, frozenset(lines))
+        if fixed is None or fixed.result is None:
+            continue
+        job.status, job.fixed = max(job.status, status), fixed
+        made = {item.line for item in fixed.result.fixed if item.requested}
+        for there, asking in lines.items():
+            declined = fixed.result.declined.get(there, "no DataLoader call found there")
+            outcome = FIXED_THERE if there in made else declined
+            for i, line in asking:
+                done.setdefault(i, {})[line] = outcome
+    return done
+
+
+def _finish(job: _Job, view: Flake8View, diff: bool, elsewhere: Dict[int, str], out: BinaryIO, err: TextIO) -> int:
+    """Write (or print the diff of) one fixed path and its summary; the exit status it calls for."""
+    report = err if diff or job.path == STDIN else sys.stdout
+    status, fixed = job.status, job.fixed
+    if job.data is None:
+        return status
+    remaining = view.remaining(job.name, fixed.result) if fixed is not None and fixed.result is not None else []
+    remaining = [f for f in remaining if f[2] != "DL402" or elsewhere.get(f[0]) != FIXED_THERE]
     if remaining:
         status = max(status, EXIT_FINDINGS)
     if diff:
         if fixed is not None and fixed.changed:
             out.write("".join(fixed.diff()).encode("utf-8"))
             status = max(status, EXIT_FINDINGS)  # the file on disk still holds what would be fixed
-    elif path == STDIN:
-        out.write(fixed.encoded() if fixed is not None else data)
+    elif job.path == STDIN:
+        out.write(fixed.encoded() if fixed is not None else job.data)
     elif fixed is not None and fixed.changed:
         try:
-            replace_contents(path, data, fixed.encoded())
+            replace_contents(job.path, job.data, fixed.encoded())
         except NotWritten as exc:
-            print(f"{name}: {exc}", file=err)
+            print(f"{job.name}: {exc}", file=err)
             return EXIT_ERROR
     if fixed is not None and fixed.result is not None:
-        notebook = view.settings.for_file(fixed.before, name).notebook == "on"
-        for line in _summary(name, fixed.result, remaining, notebook):
+        notebook = view.settings.for_file(fixed.before, job.name).notebook == "on"
+        for line in _summary(job.name, fixed.result, remaining, elsewhere, notebook):
             print(line, file=report)
     return status
 
@@ -256,9 +333,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(error[0].replace("flake8: error:", f"{parser.prog}: error:"), file=sys.stderr)
         return EXIT_ERROR
     sys.stderr.write(captured.getvalue())  # flake8's warnings, if any
-    status = EXIT_OK
-    for path, root in view.files():
-        status = max(status, _fix_one(path, root, view, ours.diff, sys.stdout.buffer, sys.stderr))
+    jobs = [_prepare(path, root, view, sys.stderr) for path, root in view.files()]
+    done = _across_files(jobs, view, sys.stderr)
+    status, written = EXIT_OK, set()
+    for i, job in enumerate(jobs):
+        real = os.path.realpath(job.path)
+        if real in written:  # another name (a symbolic link) of a file fixed above: read it as it is now
+            job = _prepare(job.path, job.root, view, sys.stderr)
+        status = max(status, _finish(job, view, ours.diff, done.get(i, {}), sys.stdout.buffer, sys.stderr))
+        if not ours.diff and job.fixed is not None and job.fixed.changed:
+            written.add(real)
         sys.stdout.flush()
     if status == EXIT_FINDINGS and view.options.exit_zero:
         return EXIT_OK

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
+from ..facts.foreign import Origin
 from ..facts.model import LoaderCall
 from ..facts.nodes import children
 from ..facts.resolve import Scope
@@ -15,7 +17,20 @@ if TYPE_CHECKING:
     from ..engine import Analysis
 
 
-Outcome = Union[Plan, str]  # a str is the reason the finding is left alone
+@dataclass(frozen=True)
+class Elsewhere:
+    """The fix belongs to the DataLoader call of another module of the project (its path as
+    messages show it, relative to the project root, and line): the fix command applies it there
+    when that module is among the files it fixes."""
+
+    origin: Origin
+
+    @property
+    def reason(self) -> str:
+        return f"the DataLoader is built at {self.origin}, which was not given to the fix command; give it too"
+
+
+Outcome = Union[Plan, str, Elsewhere]  # a str is the reason the finding is left alone
 
 
 class FixContext:

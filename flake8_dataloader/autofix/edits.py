@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple, cast
 
 import libcst as cst
 
-from .tree import comments_in, walk
+from .statements import drop_imports
+from .tree import comments_in
 
 Whitespace = cst.BaseParenthesizableWhitespace
 # A comment that governs its physical line: splitting the line would move it away from what it
@@ -25,14 +26,18 @@ StatementEdit = Callable[[Any], Any]  # the updated statement -> its replacement
 def _merge(first: Whitespace, second: Whitespace, at_end: bool = False) -> Whitespace:
     """The separator left when the item between two separators goes.
 
-    An item on lines of its own (a line break on both sides) takes its own trailing comment
-    along; the comment lines around it stay. An item that shares its line with the one
-    before keeps that line's comment on that line. Between two spaces-only separators, the
-    one next to the bracket wins (``at_end``: the closing one), so `f(a, b)` loses `b` as
-    `f(a)` and `a` as `f(b)`.
+    An item on lines of its own (a line break on both sides) leaves its trailing comment
+    behind as a comment line where it stood, among the comment lines around it. An item that
+    shares its line with the one before keeps that line's comment on that line. Between two
+    spaces-only separators, the one next to the bracket wins (``at_end``: the closing one), so
+    `f(a, b)` loses `b` as `f(a)` and `a` as `f(b)`.
     """
     if isinstance(first, cst.ParenthesizedWhitespace) and isinstance(second, cst.ParenthesizedWhitespace):
-        return second.with_changes(first_line=first.first_line, empty_lines=[*first.empty_lines, *second.empty_lines])
+        own = second.first_line.comment
+        left = [cst.EmptyLine(indent=first.indent, whitespace=first.last_line, comment=own)] if own else []
+        return second.with_changes(
+            first_line=first.first_line, empty_lines=[*first.empty_lines, *left, *second.empty_lines]
+        )
     if isinstance(second, cst.ParenthesizedWhitespace):
         return second
     if at_end and not comments_in(first):
@@ -193,6 +198,9 @@ class _Apply(cst.CSTTransformer):
         self.max_line_length = max_line_length
         self.indents: List[str] = [""]
         self.edited: List[cst.Call] = []  # edited calls of the statement line being left
+        # Edited calls whose closing bracket shared the last argument's line and whose new
+        # argument went on a line of its own: id -> how many arguments the call had.
+        self.opened: Dict[int, int] = {}
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.indents.append(self.indents[-1] + (node.indent if node.indent is not None else self.module.default_indent))
@@ -202,16 +210,17 @@ class _Apply(cst.CSTTransformer):
         return updated_node
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.edited = []
+        self.edited, self.opened = [], {}
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.SimpleStatementLine:
         edited, self.edited = self.edited, []
-        if self.max_line_length is None or not edited:
-            return updated_node
         # Rendered alone, every line of the statement lacks the block's indentation.
         text = self.module.code_for_node(updated_node.with_changes(leading_lines=[]))
+        updated_node = self._keep_closing_comment(updated_node, text, edited)
+        if self.max_line_length is None or not edited:
+            return updated_node
         too_long: Dict[int, str] = {}  # id of an edited call -> its line's indentation inside the statement
         break_last: Dict[int, str] = {}  # id of a multi-line call -> the indentation its new last argument gets
         comment: Optional[cst.TrailingWhitespace] = None  # the statement's, moved to the line the break ends
@@ -245,6 +254,21 @@ class _Apply(cst.CSTTransformer):
             updated_node = cast(cst.SimpleStatementLine, updated_node.visit(breaking))
         return updated_node  # the transformers only rewrite calls inside the line
 
+    def _keep_closing_comment(self, statement, text: str, edited: List[cst.Call]):
+        """The statement's comment ended the line of a call's last argument and closing bracket;
+        a new argument took a line of its own there: the comment stays with the old last argument."""
+        comment = statement.trailing_whitespace
+        for call in edited:
+            count = self.opened.get(id(call))
+            code = self.module.code_for_node(call)
+            position = text.find(code)
+            if count is None or comment.comment is None or position < 0:
+                continue
+            if "\n" not in text[position + len(code):].rstrip("\r\n"):  # the call ends the statement's last line
+                moved = statement.visit(_CommentAfter(id(call), count - 1, comment))
+                return cast(cst.SimpleStatementLine, moved).with_changes(trailing_whitespace=cst.TrailingWhitespace())
+        return statement
+
     def _overflows(self, line: str) -> bool:
         """The line passes the limit, and no `# noqa` or `# type:` comment ties it to its text."""
         assert self.max_line_length is not None
@@ -254,13 +278,44 @@ class _Apply(cst.CSTTransformer):
         updated = super().on_leave(original_node, updated_node)
         call_edit = self.plan.calls.get(original_node)
         if call_edit is not None:
+            before = updated
             updated = call_edit(updated)
             if call_edit.append or call_edit.values:
                 self.edited.append(updated)
+            kept = len(before.args) - len(call_edit.remove)
+            if call_edit.append and kept and _opened(before, updated, kept):
+                self.opened[id(updated)] = kept
         statement_edit = self.plan.statements.get(original_node)
         if statement_edit is not None:
             updated = statement_edit(updated)
         return updated
+
+
+def _opened(before: cst.Call, after: cst.Call, kept: int) -> bool:
+    """The bracket closed on the last argument's line, and an argument was added on a new line
+    after the ``kept`` arguments left of the call's."""
+    if isinstance(_separator_after(before.args[-1]), cst.ParenthesizedWhitespace) or len(after.args) <= kept:
+        return False
+    return not _ends_on_its_line(after.args[kept - 1])
+
+
+class _CommentAfter(cst.CSTTransformer):
+    """Ends the line after the call's argument ``index`` with ``comment``."""
+
+    def __init__(self, target: int, index: int, comment: cst.TrailingWhitespace) -> None:
+        super().__init__()
+        self.target, self.index, self.comment = target, index, comment
+
+    def leave_Call(self, original_node, updated_node):
+        if id(original_node) != self.target:
+            return updated_node
+        args = list(updated_node.args)
+        comma = args[self.index].comma
+        assert isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace)
+        args[self.index] = args[self.index].with_changes(
+            comma=comma.with_changes(whitespace_after=comma.whitespace_after.with_changes(first_line=self.comment))
+        )
+        return updated_node.with_changes(args=args)
 
 
 def _ends_on_its_line(arg: cst.Arg) -> bool:
@@ -326,119 +381,7 @@ class _OnePerLine(cst.CSTTransformer):
         return updated_node.with_changes(whitespace_before_args=inner, args=args)
 
 
-class _DropImports(cst.CSTTransformer):
-    """Remove the import of each name in ``names`` (the caller checked that nothing uses them).
-
-    The comments of an import line that goes stay where it stood: the comment lines before it
-    and its trailing comment, as a line of its own, join what follows.
-    """
-
-    def __init__(self, names: Set[str]) -> None:
-        super().__init__()
-        self.names = names
-        # Lines whose imports all went, kept (as `pass`) until their block moves their comments.
-        self.emptied: List[cst.SimpleStatementLine] = []
-
-    def leave_SimpleStatementLine(self, original_node, updated_node):
-        if updated_node.body:
-            return updated_node
-        placeholder = updated_node.with_changes(body=[cst.Pass()])
-        self.emptied.append(placeholder)
-        return placeholder
-
-    def leave_Module(self, original_node, updated_node):
-        body, footer = _without_lines(updated_node.body, updated_node.footer, self.emptied)
-        if body and body[0] is not updated_node.body[0]:
-            # The file's first line went: the blank lines that separated it go too.
-            lines = list(body[0].leading_lines)
-            while lines and lines[0].comment is None:
-                lines.pop(0)
-            body[0] = body[0].with_changes(leading_lines=lines)
-        return updated_node.with_changes(body=body, footer=footer)
-
-    def leave_IndentedBlock(self, original_node, updated_node):
-        body, footer = _without_lines(updated_node.body, updated_node.footer, self.emptied)
-        return updated_node.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])], footer=footer)
-
-    def _kept(self, aliases):
-        kept = [a for a in aliases if _bound_name(a) not in self.names]
-        if kept and len(kept) < len(aliases):
-            kept[-1] = kept[-1].with_changes(comma=aliases[-1].comma)
-        return kept
-
-    def leave_Import(self, original_node, updated_node):
-        kept = self._kept(updated_node.names)
-        return updated_node.with_changes(names=kept) if kept else cst.RemoveFromParent()
-
-    def leave_ImportFrom(self, original_node, updated_node):
-        if isinstance(updated_node.names, cst.ImportStar):
-            return updated_node
-        kept = self._kept(updated_node.names)
-        return updated_node.with_changes(names=kept) if kept else cst.RemoveFromParent()
-
-
-def _without_lines(
-    body: Sequence[Any], footer: Sequence[cst.EmptyLine], removed: List[cst.SimpleStatementLine]
-) -> Tuple[List[Any], List[cst.EmptyLine]]:
-    """``body`` without the ``removed`` lines; their comments join the next statement (or the footer)."""
-    kept: List[Any] = []
-    carried: List[cst.EmptyLine] = []
-    gone = {id(line) for line in removed}
-    for statement in body:
-        if id(statement) in gone:
-            carried += [line for line in statement.leading_lines if line.comment is not None]
-            if statement.trailing_whitespace.comment is not None:
-                carried.append(comment_line(statement.trailing_whitespace))
-            continue
-        if carried:
-            statement = statement.with_changes(leading_lines=[*carried, *statement.leading_lines])
-            carried = []
-        kept.append(statement)
-    return kept, [*carried, *footer]
-
-
-def _bound_name(alias: cst.ImportAlias) -> str:
-    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-        return alias.asname.name.value
-    node: cst.BaseExpression = alias.name
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else ""
-
-
-def _used_names(module: cst.Module) -> Set[str]:
-    imports = (cst.Import, cst.ImportFrom)
-    return {node.value for node in walk([module], lambda n: isinstance(n, imports)) if isinstance(node, cst.Name)}
-
-
 def apply(module: cst.Module, plan: Plan, max_line_length: Optional[int] = None) -> cst.Module:
     """The module with the plan applied; with ``max_line_length``, calls the plan lengthened past it wrap."""
     fixed = module.visit(_Apply(plan, module, max_line_length))
-    unused = plan.maybe_unused - _used_names(fixed)
-    if unused:
-        fixed = fixed.visit(_DropImports(unused))
-    return fixed
-
-
-Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
-
-
-def body_statements(block: cst.BaseSuite) -> List[Statement]:
-    """A block's statements as lines that can stand at any indentation."""
-    if isinstance(block, cst.IndentedBlock):
-        return [cast(Statement, statement) for statement in block.body]
-    assert isinstance(block, cst.SimpleStatementSuite)
-    return [cst.SimpleStatementLine(body=list(block.body), trailing_whitespace=block.trailing_whitespace)]
-
-
-def with_leading_lines(statement: Statement, lines: Sequence[cst.EmptyLine]) -> Statement:
-    """``lines`` added before the statement's own; blank lines carry no indentation wherever it moves."""
-    merged = [*lines, *statement.leading_lines]
-    return statement.with_changes(
-        leading_lines=[line.with_changes(indent=False) if line.comment is None else line for line in merged]
-    )
-
-
-def comment_line(whitespace: cst.TrailingWhitespace) -> cst.EmptyLine:
-    """A header's trailing comment as a comment line of its own."""
-    return cst.EmptyLine(comment=whitespace.comment)
+    return drop_imports(fixed, plan.maybe_unused)

@@ -8,10 +8,11 @@ module restructure (DL301), which runs alone.
 
 from __future__ import annotations
 
+import ast
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Collection, List, Optional, Tuple
+from typing import Collection, Dict, FrozenSet, List, Optional, Tuple, Union
 
 from flake8 import defaults
 from flake8.violation import Violation
@@ -21,7 +22,9 @@ from ..errors import BudgetExceeded
 from ..positions import node_starts
 from ..rules.base import Finding
 from ..settings import DEFAULT_SETTINGS, Settings
+from ..facts.foreign import Origin
 from .codemods import CODEMODS, FIXABLE, MODULE_CODEMODS, FixContext, Outcome
+from .context import Elsewhere
 from .edits import Plan, apply, combined
 
 # Each round fixes everything that does not collide; two or three rounds are the most seen.
@@ -33,6 +36,7 @@ class Fixed:
     line: int  # in the text the fix was applied to (the input, for fixes of the first round)
     column: int
     code: str
+    requested: bool = False  # asked for by another file's finding (the loader it uses is built here)
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class Left:
     column: int
     code: str
     reason: str
+    elsewhere: Optional[Origin] = None  # the DataLoader call of another module the fix belongs to
+    requested: bool = False  # asked for by another file's finding
 
 
 @dataclass
@@ -52,6 +58,8 @@ class FixResult:
     left: List[Left] = field(default_factory=list)
     # Every finding of the fixed text, of any code, before flake8's selection and `# noqa`.
     findings: List[Result] = field(default_factory=list)
+    # The requested lines (DataLoader calls another file's DL402 names) left as they are, and why.
+    declined: Dict[int, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -69,6 +77,7 @@ class _Candidate:
     findings: List[Finding]
     outcome: Outcome
     positions: List[Tuple[int, int]]
+    requested: bool = False  # another file's finding, fixed here: not one of this file's findings
 
     @property
     def plan(self) -> Plan:
@@ -76,15 +85,23 @@ class _Candidate:
         return self.outcome
 
 
-def _candidates(analysis: Analysis, source: str, codes: Collection[str], honour_noqa: bool) -> List[_Candidate]:
+def _candidates(
+    analysis: Analysis, source: str, codes: Collection[str], honour_noqa: bool, requests: FrozenSet[int] = frozenset()
+) -> List[_Candidate]:
     relevant = [f for f in analysis.findings if f.code in codes]
-    if not relevant:
+    asked = [c.node for c in analysis.facts.flow.loader_calls.values()] if requests else []
+    if not relevant and not asked:
         return []
-    starts = node_starts(analysis.module, {f.node for f in relevant}, analysis.source)
+    starts = node_starts(analysis.module, {*(f.node for f in relevant), *asked}, analysis.source)
     lines = source.splitlines()
     chosen = [f for f in relevant if not (honour_noqa and _suppressed(lines[starts[f.node][0] - 1], f.code))]
     ctx = FixContext(analysis)
     out = [_Candidate([f], CODEMODS[f.code](f, ctx), [starts[f.node]]) for f in chosen if f.code in CODEMODS]
+    own = {f.node for f in chosen if f.code == "DL402"}
+    for node in asked:  # DataLoader calls of this file that an importer's DL402 names (their line)
+        if starts[node][0] in requests and node not in own:
+            finding = Finding(node, "DL402", "")
+            out.append(_Candidate([finding], CODEMODS["DL402"](finding, ctx), [starts[node]], requested=True))
     for code, codemod in MODULE_CODEMODS.items():
         group = [f for f in chosen if f.code == code]
         if group:
@@ -104,11 +121,15 @@ class _Check:
 class _Checker:
     """Lints a fixed text and says what is wrong with it, if anything."""
 
-    def __init__(self, analysis: Analysis, source: str, settings: Settings, max_line_length: Optional[int]) -> None:
+    def __init__(
+        self, analysis: Analysis, source: str, settings: Settings, max_line_length: Optional[int],
+        filename: Optional[str],
+    ) -> None:
         self.module = analysis.module
         self.before = Counter(f.code for f in analysis.findings)
         self.settings = settings
         self.max_line_length = max_line_length
+        self.filename = filename
         self.compiles = compiles(source)
 
     def check(self, candidates: List["_Candidate"]) -> _Check:
@@ -120,7 +141,7 @@ class _Checker:
                 raise
             return _Check(f"internal error while rewriting ({type(exc).__name__}: {exc})")
         try:
-            after_analysis = inspect_source(text, self.settings, use_prefilter=False)
+            after_analysis = inspect_source(text, self.settings, use_prefilter=False, filename=self.filename)
         except ParseFailure:
             return _Check("the fixed code would not parse", text)
         except BudgetExceeded:
@@ -151,33 +172,43 @@ def fix_source(
     codes: Collection[str] = FIXABLE,
     honour_noqa: bool = True,
     max_line_length: Optional[int] = None,
+    filename: Optional[str] = None,
+    requests: FrozenSet[int] = frozenset(),
+    tree: Optional[ast.AST] = None,
 ) -> FixResult:
     """The text with every safe fix of ``codes`` applied. Raises ParseFailure.
 
     Like flake8, a `# noqa` on the reported line and a `# flake8: noqa` line keep a finding.
     With ``max_line_length`` (flake8's), a call a fix lengthens past it gets one argument per line.
+    With ``filename`` (the file on disk), the modules of its project it imports are followed, as
+    flake8 does (``tree``: flake8's ast of ``source``, which that needs). ``requests``: lines of this file's DataLoader calls that get DL402's fix for a
+    finding another module reports (tried in the first round only: the call changes then).
     """
     result = FixResult(source)
     if honour_noqa and defaults.NOQA_FILE.search(source):
         return result
-    analysis = inspect_source(source, settings)
+    analysis = inspect_source(source, settings, use_prefilter=not requests, tree=tree, filename=filename)
     for _ in range(MAX_ROUNDS):
         if analysis is None:
             return result
-        checker = _Checker(analysis, result.source, settings, max_line_length)
+        checker = _Checker(analysis, result.source, settings, max_line_length, filename)
         plans: List[_Candidate] = []
         result.left = []
-        for candidate in _candidates(analysis, result.source, codes, honour_noqa):
+        for candidate in _candidates(analysis, result.source, codes, honour_noqa, requests):
             if isinstance(candidate.outcome, Plan):
                 plans.append(candidate)
             else:
                 result.left += _left(candidate, candidate.outcome)
+        requests = frozenset()
         kept, verdict = _round(checker, plans, result)
+        result.declined.update((left.line, left.reason) for left in result.left if left.requested)
+        result.left = [left for left in result.left if not left.requested]
         if not kept:
             result.findings = analysis.results()
             return result
         for candidate in kept:
-            result.fixed += [Fixed(*position, f.code) for f, position in zip(candidate.findings, candidate.positions)]
+            pairs = zip(candidate.findings, candidate.positions)
+            result.fixed += [Fixed(*position, f.code, candidate.requested) for f, position in pairs]
         result.source, analysis = verdict.text, verdict.analysis
     # Still fixing after MAX_ROUNDS rounds (never seen): what is left waits for another run.
     if analysis is not None:
@@ -191,11 +222,15 @@ def fix_source(
 
 
 def _codes(*candidates: _Candidate) -> Counter:
-    return Counter(f.code for candidate in candidates for f in candidate.findings)
+    """The codes of this file's findings the candidates fix (not those another file asked for)."""
+    return Counter(f.code for candidate in candidates if not candidate.requested for f in candidate.findings)
 
 
-def _left(candidate: _Candidate, reason: str) -> List[Left]:
-    return [Left(*position, f.code, reason) for f, position in zip(candidate.findings, candidate.positions)]
+def _left(candidate: _Candidate, reason: Union[str, Elsewhere]) -> List[Left]:
+    origin = reason.origin if isinstance(reason, Elsewhere) else None
+    text = reason.reason if isinstance(reason, Elsewhere) else reason
+    pairs = zip(candidate.findings, candidate.positions)
+    return [Left(*position, f.code, text, origin, candidate.requested) for f, position in pairs]
 
 
 def _round(checker: _Checker, plans: List[_Candidate], result: FixResult) -> Tuple[List[_Candidate], _Check]:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple, Un
 import libcst as cst
 
 from ..autofix.context import FixContext, Outcome
-from ..autofix.edits import Plan, Statement, body_statements, with_leading_lines
+from ..autofix.edits import Plan
+from ..autofix.statements import Statement, body_statements, with_leading_lines
 from ..autofix.tree import walk
 from ..facts.collector import is_main_guard
 from ..facts.model import CallRecord, FunctionInfo, LoaderSite

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
-from ..autofix.context import FixContext, Outcome
+from ..autofix.context import Elsewhere, FixContext, Outcome
 from ..autofix.edits import Plan, keyword_arg
 from ..autofix.shared import workers_expr
 from ..compose import positive
@@ -246,7 +246,7 @@ class PersistentWorkersDisabled(Rule):
     """
 
     CODE = "DL402"
-    ACROSS_FILES = FACTORY_SITES.format(anchor="the factory's call, naming the DataLoader's file and line") + FOLLOWS_CALLABLES + " Not when the defining module iterates that loader every epoch itself: it reports it there, at the DataLoader call. The fix command works per file and does not edit the other module. A Lightning module or data module of this file whose Lightning base class is in another module of the project has its hooks read. A function imported from the project and called in the epoch loop with the dataset is still taken to change it: its module summary does not say what it changes (same-file functions are read)."
+    ACROSS_FILES = FACTORY_SITES.format(anchor="the factory's call, naming the DataLoader's file and line") + FOLLOWS_CALLABLES + " Not when the defining module iterates that loader every epoch itself: it reports it there, at the DataLoader call. The fix command adds the keyword to that DataLoader call when its module is among the files it fixes, and otherwise says so. A Lightning module or data module of this file whose Lightning base class is in another module of the project has its hooks read. A function imported from the project and called in the epoch loop with the dataset is still taken to change it: its module summary does not say what it changes (same-file functions are read)."
     NAME = "persistent-workers-disabled"
     MESSAGE = "DataLoader workers are restarted every epoch; pass {fix} to keep them between epochs"
     FRAMEWORK_MESSAGE = (
@@ -305,6 +305,11 @@ def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
         return _add_persistent_workers(ctx.configs[finding.node])  # TrainingArguments(...)
     call = ctx.facts.flow.loader_calls.get(finding.node) if isinstance(finding.node, cst.Call) else None
     if call is None:
+        # A factory of another module: fixed there, when it is given. One factory call may stand for
+        # several DataLoader calls there; the message names the one reported.
+        for foreign in (c.source.foreign for c in ctx.facts.loaders.foreign_calls if c.node is finding.node):
+            if foreign is not None and f" at {foreign.origin} " in finding.message:
+                return Elsewhere(foreign.origin)
         return "the loader is built by a factory function of this file; set persistent_workers there"
     targets = resolve(call.node.func, call.ctx.scope)
     if not targets or not all(target in DEFAULT_LOADER_NAMES for target in targets):

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple, Union, cast
 import libcst as cst
 
 from ..autofix.context import FixContext, Outcome, code
-from ..autofix.edits import Plan, Statement, body_statements, comment_line, with_leading_lines
+from ..autofix.edits import Plan
+from ..autofix.statements import Statement, body_statements, comment_line, with_leading_lines
 from ..autofix.tree import variable_children
 from ..facts import constants as C
 from ..facts.flow import Value
