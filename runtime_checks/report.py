@@ -7,6 +7,7 @@ import textwrap
 from typing import Dict, List
 
 from .stats import NO_DIFFERENCE, TOO_FEW
+from .timeline import draw_timelines, seconds_label
 
 
 def metrics_epochs(result: Dict) -> int:
@@ -87,15 +88,6 @@ def write_json(payload: Dict, path: str) -> None:
             handle.write(text + "\n")
 
 
-def seconds_label(value: float, _position=None) -> str:
-    """A tick label a person reads: 5 ms, 250 ms, 1.5 s, 4 s."""
-    if value <= 0:
-        return "0"
-    if value < 1:
-        return f"{value * 1000:.3g} ms"
-    return f"{value:.3g} s"
-
-
 def plot(result: Dict, path: str, quick: bool = False) -> None:
     """Per-epoch values of each configuration with their median [IQR] (epochs 2..N), and below them the
     timeline: each batch's wait for data over wall-clock time, one row per configuration compared."""
@@ -103,8 +95,6 @@ def plot(result: Dict, path: str, quick: bool = False) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from .timeline import draw_timelines
 
     metrics = result["metrics"]
     per_epoch = metrics["per_epoch"]

@@ -94,10 +94,17 @@ class Recorder:
         return out
 
 
+def seconds_label(value: float, _position=None) -> str:
+    """A tick label a person reads: 5 ms, 250 ms, 1.5 s, 4 s (the report's epoch panels use it too)."""
+    if value <= 0:
+        return "0"
+    if value < 1:
+        return f"{value * 1000:.3g} ms"
+    return f"{value:.3g} s"
+
+
 def draw(axis, name: str, timeline: Dict, top: float) -> None:
     """One configuration's heartbeat on ``axis``: waits per batch, epoch starts, GPU busy when sampled."""
-    from .report import seconds_label
-
     # Each wait as a bar over the interval it lasted (it ends when the batch arrives), as high as it is long.
     starts = [t - w for t, w in timeline["batches"]]
     waits = [w for _, w in timeline["batches"]]

@@ -1,20 +1,22 @@
-"""What every codemod receives and returns: the round's analysis with its indexes, a Plan or a reason."""
+"""What every codemod receives and returns: the round's tree and facts with their indexes, a Plan or a reason.
+
+It reads the facts, never the engine (which imports the rules, whose codemods import this module).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Protocol, Tuple, Union
 
 import libcst as cst
 
+from ..facts.analysis import FileFacts
 from ..facts.foreign import Origin
 from ..facts.model import LoaderCall
 from ..facts.nodes import children
 from ..facts.resolve import Scope
 from .edits import Plan
 
-if TYPE_CHECKING:
-    from ..engine import Analysis
 
 
 @dataclass(frozen=True)
@@ -33,10 +35,20 @@ class Elsewhere:
 Outcome = Union[Plan, str, Elsewhere]  # a str is the reason the finding is left alone
 
 
+class Analysed(Protocol):
+    """What a fix reads of one round's analysis (the engine's ``Analysis`` is one): the tree and its facts."""
+
+    @property
+    def module(self) -> cst.Module: ...
+
+    @property
+    def facts(self) -> FileFacts: ...
+
+
 class FixContext:
     """The analysis of one round, with the indexes codemods look findings up in."""
 
-    def __init__(self, analysis: Analysis) -> None:
+    def __init__(self, analysis: Analysed) -> None:
         self.module = analysis.module
         self.facts = analysis.facts
         self.keyword_owner: Dict[cst.Arg, Tuple[LoaderCall, str]] = {}
