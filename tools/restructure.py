@@ -83,6 +83,7 @@ NEW_PACKAGES = {
 PY_FOLDERS = ("flake8_dataloader", "runtime_checks", "tests", "benchmarks", "tools")
 TEXT_SUFFIXES = (".py", ".md", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".txt")
 SELF = Path(__file__).resolve()
+MAX_LINE = 120  # .flake8's max-line-length
 
 
 def module_path(name: str) -> Path:
@@ -269,6 +270,8 @@ def rewrite_imports(path: Path, name: Optional[str], old_name: Optional[str], mo
                 print(f"{path.relative_to(ROOT)}:{node.lineno}: cannot read this import; left as is", file=sys.stderr)
                 continue
             segment = segment[: match.start(1)] + next(iter(spelled.values())) + segment[match.end(1):]
+            if first == last and len(segment.rstrip("\n")) > MAX_LINE and "(" not in segment:
+                segment = _wrapped(head, next(iter(spelled.values())), node.names, tail)
             edits.append((first, last, segment.splitlines(keepends=True)))
             continue
         if head.strip() or (tail.strip() and not tail.strip().startswith("#")):
@@ -280,13 +283,34 @@ def rewrite_imports(path: Path, name: Optional[str], old_name: Optional[str], mo
         new_lines = []
         for group in ordered:
             aliases = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in groups[group])
-            new_lines.append(f"{head}from {spelled[group]} import {aliases}{comment}{newline}")
+            line = f"{head}from {spelled[group]} import {aliases}{comment}"
+            if len(line) > MAX_LINE:
+                new_lines.extend(_wrapped(head, spelled[group], groups[group], comment + newline).splitlines(True))
+            else:
+                new_lines.append(line + newline)
         edits.append((first, last, new_lines))
     if not edits:
         return None
     for first, last, new_lines in sorted(edits, reverse=True):
         lines[first: last + 1] = new_lines
     return "".join(lines)
+
+
+def _wrapped(head: str, module: str, aliases: List[ast.alias], tail: str) -> str:
+    """``from module import (...)``, the names filled up to the line length; ``tail`` (a comment, the
+    newline) after the opening parenthesis, where flake8 reads a noqa for the statement."""
+    comment = tail.strip()
+    out = [f"{head}from {module} import ({'  ' + comment if comment else ''}\n"]
+    line = head + "    "
+    for alias in aliases:
+        word = alias.name + (f" as {alias.asname}" if alias.asname else "") + ","
+        if len(line) + 1 + len(word) > MAX_LINE and line.strip():
+            out.append(line.rstrip() + "\n")
+            line = head + "    "
+        line += ("" if not line.strip() else " ") + word
+    out.append(line.rstrip() + "\n")
+    out.append(f"{head})" + ("\n" if tail.endswith("\n") else ""))
+    return "".join(out)
 
 
 # ------------------------------------------------------------------------------------ dotted names, paths
@@ -331,6 +355,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         new_text = rewrite_mentions(new_text)
         if new_text != text:
             log.append(f"rewrite {relative_path}")
+            before = set(text.splitlines())
+            for number, line in enumerate(new_text.splitlines(), 1):
+                if len(line) > MAX_LINE and line not in before and path.suffix == ".py":
+                    print(f"{relative_path}:{number}: over {MAX_LINE} characters after the rewrite", file=sys.stderr)
             if not args.check:
                 path.write_text(new_text, encoding="utf-8")
     print("\n".join(log) if log else "nothing to change")
