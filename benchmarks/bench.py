@@ -95,7 +95,7 @@ def plugin_vs_parse(files: List[Path], repeats: int) -> Dict[str, float]:
 
     from flake8_dataloader.engine import analyse, cycles_collected_after
     from flake8_dataloader.facts.collector import Collector
-    from flake8_dataloader.parsing import parse
+    from flake8_dataloader.syntax.parsing import parse
 
     sources = [p.read_text(encoding="utf-8", errors="replace") for p in files]
     trees = []

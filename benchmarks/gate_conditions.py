@@ -27,7 +27,8 @@ sys.path.insert(0, str(HERE))
 
 from real_trees import flake8_order  # noqa: E402
 
-from flake8_dataloader import gate, manifest, prefilter  # noqa: E402
+from flake8_dataloader import manifest  # noqa: E402
+from flake8_dataloader.screen import gate, decide as prefilter  # noqa: E402
 from flake8_dataloader.project import store  # noqa: E402
 from flake8_dataloader.settings import Settings  # noqa: E402
 

@@ -1,9 +1,9 @@
 """Find, by bisection, the chain lengths at which a bare `libcst.parse_module` crashes or stalls.
 
 Each probe parses one generated statement in a fresh interpreter on its main thread (the
-default 8 MiB stack), as a plugin without flake8_dataloader.parsing's guards would. Prints, per
+default 8 MiB stack), as a plugin without flake8_dataloader.syntax.parsing's guards would. Prints, per
 shape, the longest chain that parsed and the shortest that crashed (SIGSEGV), or the length at
-which one parse took longer than --stall seconds. Documented results: flake8_dataloader/parsing.py.
+which one parse took longer than --stall seconds. Documented results: flake8_dataloader/syntax/parsing.py.
 
     python benchmarks/parser_limits.py            # every shape (about 15 minutes on 2 cores)
     python benchmarks/parser_limits.py and elif   # some of them

@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.real_trees import flake8_order  # noqa: E402
-from flake8_dataloader import gate, tokens  # noqa: E402
+from flake8_dataloader.screen import gate, tokens  # noqa: E402
 from flake8_dataloader.project import index, locate  # noqa: E402
 from flake8_dataloader.project.service import PROJECT  # noqa: E402
 from flake8_dataloader.settings import DEFAULT_SETTINGS  # noqa: E402

@@ -200,7 +200,7 @@ def main() -> int:
     parser.add_argument("--findings", type=Path, help="write every finding to this file (sorted), to diff versions")
     args = parser.parse_args()
     if args.no_gate:
-        from flake8_dataloader.gate import GATE_ENV
+        from flake8_dataloader.screen.gate import GATE_ENV
 
         os.environ[GATE_ENV] = "off"  # read per file, and inherited by the whole-tree flake8 runs
     if args.all_codes:

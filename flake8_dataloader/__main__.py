@@ -63,7 +63,7 @@ def main(argv=None) -> int:
 
 
 def _rule(args: argparse.Namespace) -> int:
-    from .docs import describe
+    from .rules.pages import describe
     from .rules import RULES
 
     if args.all:
@@ -87,7 +87,7 @@ def _rule(args: argparse.Namespace) -> int:
 
 
 def _docs(args: argparse.Namespace) -> int:
-    from .docs import generate, write
+    from .rules.pages import generate, write
 
     if args.output is None and not is_checkout(args.root):
         print(f"{PROG} docs: {args.root.resolve()} is not a flake8-dataloader checkout; "

@@ -14,8 +14,8 @@ import libcst as cst
 
 from .errors import STRICT_ENV, BudgetExceeded, ParseFailure
 from .facts.analysis import FileFacts, build_facts
-from .positions import node_starts
-from .prefilter import may_find
+from .syntax.positions import node_starts
+from .screen.decide import may_find
 from .project.service import PROJECT
 from .rules import RULES
 from .rules.base import Finding

@@ -15,7 +15,7 @@ from typing import FrozenSet, Iterator, List, Optional, Tuple, Type
 
 from . import __version__, manifest
 from .errors import STRICT_ENV
-from .prefilter import may_find, may_find_in_text
+from .screen.decide import may_find, may_find_in_text
 from .settings import DEFAULT_SETTINGS, NOTEBOOK, START_METHODS, SWITCH, Settings, SettingsError, cache_enabled_by_env
 
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import FrozenSet, Iterable, NamedTuple, Optional
 
 from . import manifest
-from .notebook import is_notebook
+from .project.notebook import is_notebook
 from .facts.constants import DEFAULT_LOADER_NAMES
 
 START_METHODS = ("auto", "spawn", "forkserver", "fork")

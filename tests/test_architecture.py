@@ -159,7 +159,7 @@ def _under(graph: Dict[str, Set[str]], prefix: str) -> Dict[str, Set[str]]:
 
 def test_the_project_index_never_calls_the_engine_and_the_facts_never_read_the_project():
     graph = import_graph()
-    screen_entry = "flake8_dataloader.prefilter"
+    screen_entry = "flake8_dataloader.screen.decide"
     for name, deps in _under(graph, "flake8_dataloader.project").items():
         assert not {"flake8_dataloader.engine", "flake8_dataloader.plugin", screen_entry} & deps, name
     for name, deps in _under(graph, "flake8_dataloader.facts").items():

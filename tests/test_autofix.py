@@ -447,7 +447,7 @@ def test_dl301_ignores_attribute_and_keyword_names_that_match_moved_names():
 
 @pytest.mark.parametrize("path", sorted((FIXTURES.parent / "docs" / "rules").glob("DL*.md")), ids=lambda p: p.stem)
 def test_fixing_each_rule_page_example_is_safe_and_idempotent(path):
-    from flake8_dataloader.docs import code_blocks
+    from flake8_dataloader.rules.pages import code_blocks
 
     for block in code_blocks(path.read_text(encoding="utf-8")):
         result = fix(block)
@@ -458,7 +458,7 @@ def test_fixing_each_rule_page_example_is_safe_and_idempotent(path):
 
 @pytest.mark.parametrize("code", ["DL102", "DL104", "DL301", "DL402"])
 def test_fix_turns_the_rule_page_example_into_its_use_instead(code):
-    from flake8_dataloader.docs import code_blocks, sections
+    from flake8_dataloader.rules.pages import code_blocks, sections
     from flake8_dataloader.rules import RULES
 
     (rule,) = [r for r in RULES if r.CODE == code]

@@ -8,7 +8,7 @@ from flake8_dataloader.facts.binding import Bound, Signature, bind, taken
 from flake8_dataloader.facts.collector import Collector
 from flake8_dataloader.facts.constants import DEFAULT_LOADER_NAMES
 from flake8_dataloader.facts.states import Known, Unknown
-from flake8_dataloader.positions import node_starts
+from flake8_dataloader.syntax.positions import node_starts
 
 from .conftest import FIXTURES
 from .test_facts import facts_of

@@ -397,7 +397,7 @@ def test_two_processes_writing_one_entry_never_leave_a_torn_one(project):
 
 def test_the_text_stage_passes_every_file_the_prefilter_passes():
     """The cache is consulted after may_find_in_text alone: a file it rules out must hold no finding."""
-    from flake8_dataloader.prefilter import may_find, may_find_in_text
+    from flake8_dataloader.screen.decide import may_find, may_find_in_text
 
     store.clear()
     settings = [Settings.build(), Settings.build(names=["mypkg.data.FastLoader"]), Settings.build(gate="off")]
@@ -471,7 +471,7 @@ def test_a_module_edited_within_one_process_is_hashed_again(project, analyses):
 
 
 def test_turning_the_gate_off_by_the_environment_is_a_miss(project, analyses, monkeypatch):
-    from flake8_dataloader.gate import GATE_ENV
+    from flake8_dataloader.screen.gate import GATE_ENV
 
     first = lint(project / "train.py")
     monkeypatch.setenv(GATE_ENV, "off")

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from flake8_dataloader.docs import describe
+from flake8_dataloader.rules.pages import describe
 from flake8_dataloader.rules import RULES
 
 from .conftest import ROOT

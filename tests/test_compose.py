@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flake8_dataloader.compose import method_of, positive, when_workers
+from flake8_dataloader.rules.compose import method_of, positive, when_workers
 
 NAMES = st.sampled_from(["workers", "cache", "args.workers", "cfg['n']", "f(x)", "0", "2", "None", "True"])
 

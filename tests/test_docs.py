@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from flake8_dataloader.docs import code_blocks, generate, sections
+from flake8_dataloader.rules.pages import code_blocks, generate, sections
 from flake8_dataloader.engine import analyse
 from flake8_dataloader.rules import RULES
 

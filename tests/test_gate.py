@@ -9,7 +9,8 @@ from typing import List, NamedTuple, Optional
 
 import pytest
 
-from flake8_dataloader import gate, manifest
+from flake8_dataloader import manifest
+from flake8_dataloader.screen import gate
 from flake8_dataloader.engine import analyse, check_source
 from flake8_dataloader.project import store
 from flake8_dataloader.settings import Settings
@@ -375,8 +376,8 @@ def test_an_imported_factory_counts_only_where_the_file_may_use_it(tmp_path):
 def test_the_gates_walk_visits_what_ast_walk_visits_in_its_order():
     """The Record reads a class before the methods of its body: breadth first, as ast.walk; the
     identifiers read from the same walk are those of a walk of their own."""
-    from flake8_dataloader.ast_walk import breadth_first
-    from flake8_dataloader.tokens import identifiers, names_in
+    from flake8_dataloader.screen.ast_walk import breadth_first
+    from flake8_dataloader.screen.tokens import identifiers, names_in
 
     for path in sorted(FIXTURES.rglob("*.py")):
         try:

@@ -321,7 +321,7 @@ def reversed_chain(n: int) -> str:  # the last name of an alias chain iterated f
 def test_a_file_of_many_findings_is_placed_by_one_code_generation(monkeypatch):
     """Each placement by text searches the whole file: past MAX_TEXT_SEARCHES nodes, the positions
     come from one code generation (thousands of findings would otherwise cost n searches of n)."""
-    from flake8_dataloader import positions
+    from flake8_dataloader.syntax import positions
 
     n = positions.MAX_TEXT_SEARCHES + 1
     source = many_findings(n)  # one call shape and text, n times: only the statements tell them apart

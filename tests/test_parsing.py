@@ -9,14 +9,16 @@ import pytest
 
 import libcst as cst
 
-from flake8_dataloader import parsing, positions
-from flake8_dataloader.ast_positions import unique_call_starts
+from flake8_dataloader.syntax import parsing, positions
+from flake8_dataloader.syntax.ast_positions import unique_call_starts
 from flake8_dataloader.facts.collector import Collector
 from flake8_dataloader.facts.nodes import walk
 from flake8_dataloader.engine import check_source, inspect_source
-from flake8_dataloader.parsing import MAX_EXPRESSION_DEPTH, MAX_STATEMENT_DEPTH, ParseFailure, nesting_depths, parse
+from flake8_dataloader.syntax.parsing import (
+    MAX_EXPRESSION_DEPTH, MAX_STATEMENT_DEPTH, ParseFailure, nesting_depths, parse,
+)
 
-from flake8_dataloader.positions import node_starts
+from flake8_dataloader.syntax.positions import node_starts
 
 from .conftest import FIXTURES
 

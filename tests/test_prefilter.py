@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from flake8_dataloader.engine import ParseFailure, analyse
-from flake8_dataloader.tokens import could_trigger, could_trigger_in_code
-from flake8_dataloader.tokens import tokens as _tokens
+from flake8_dataloader.screen.tokens import could_trigger, could_trigger_in_code
+from flake8_dataloader.screen.tokens import tokens as _tokens
 from flake8_dataloader.settings import DEFAULT_SETTINGS, Settings
 
 from .conftest import FIXTURES

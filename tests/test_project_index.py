@@ -8,12 +8,12 @@ import sys
 import pytest
 
 from flake8_dataloader.engine import check_source
-from flake8_dataloader.prefilter import may_find
+from flake8_dataloader.screen.decide import may_find
 from flake8_dataloader.settings import loader_tails
 from flake8_dataloader.project import index, store
 from flake8_dataloader.project.text import import_spans
 from flake8_dataloader.settings import DEFAULT_SETTINGS
-from flake8_dataloader.tokens import identifiers, words
+from flake8_dataloader.screen.tokens import identifiers, words
 
 from .test_linear import calls_made
 

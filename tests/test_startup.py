@@ -6,11 +6,11 @@ import sys
 
 from flake8_dataloader import manifest
 from flake8_dataloader.autofix.codemods import CODEMODS, MODULE_CODEMODS
-from flake8_dataloader.tokens import triggers
+from flake8_dataloader.screen.tokens import triggers
 from flake8_dataloader.rules import RULES
 
 # facts.constants (plain data) is light; everything that imports LibCST is not.
-HEAVY = ("libcst", "flake8_dataloader.engine", "flake8_dataloader.parsing", "flake8_dataloader.rules",
+HEAVY = ("libcst", "flake8_dataloader.engine", "flake8_dataloader.syntax.parsing", "flake8_dataloader.rules",
          "flake8_dataloader.facts.analysis", "flake8_dataloader.facts.collector", "flake8_dataloader.facts.resolve",
          "flake8_dataloader.autofix.fixer", "flake8_dataloader.autofix.codemods", "torch",
          "flake8_dataloader.cache")  # the cache (and hashlib) load for a file past the gate only

@@ -28,7 +28,7 @@ from flake8.violation import Violation
 from ..errors import STRICT_ENV, BudgetExceeded, ParseFailure
 from ..manifest import CODES as ALL_CODES
 from ..manifest import FIXABLE
-from ..prefilter import may_find, may_find_in_text
+from ..screen.decide import may_find, may_find_in_text
 from ..project.locate import project_root
 from ..settings import Settings, SettingsError
 from .discovery import DEFAULT_EXCLUDE, STDIN, python_files

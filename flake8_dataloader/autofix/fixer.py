@@ -19,7 +19,7 @@ from flake8.violation import Violation
 
 from ..engine import STRICT_ENV, Analysis, ParseFailure, Result, inspect_source
 from ..errors import BudgetExceeded
-from ..positions import node_starts
+from ..syntax.positions import node_starts
 from ..rules.base import Finding
 from ..settings import DEFAULT_SETTINGS, Settings
 from ..facts.foreign import Origin

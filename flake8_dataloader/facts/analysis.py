@@ -18,7 +18,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from ..parsing import parse
+from ..syntax.parsing import parse
 from .calls import CallGraph
 from .changed_parameters import ChangedParameters
 from .classes import ClassFacts, last_name

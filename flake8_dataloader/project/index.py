@@ -17,7 +17,7 @@ from collections import defaultdict
 from importlib.util import decode_source
 from typing import AbstractSet, DefaultDict, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
-from ..tokens import names_in
+from ..screen.tokens import names_in
 from . import reads
 from .locate import dotted_join, imported_names, locate
 from .text import ModuleText, module_text

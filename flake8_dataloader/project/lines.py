@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from ..ast_positions import callee_name, shape
+from ..syntax.ast_positions import callee_name, shape
 from ..facts.model import CallRecord, FunctionInfo
 
 Definition = Union[ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef]

@@ -18,7 +18,7 @@ import ast
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from ..settings import Settings, loader_tails
-from ..tokens import IMPORTED_LOADER_TOKEN, identifiers, uses_loader_word, words
+from ..screen.tokens import IMPORTED_LOADER_TOKEN, identifiers, uses_loader_word, words
 from . import index, locate
 
 if TYPE_CHECKING:

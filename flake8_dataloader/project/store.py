@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional, Tuple
 from ..errors import STRICT_ENV, BudgetExceeded, ParseFailure
 from ..facts.foreign import EMPTY_SUMMARY, ModuleSummary
 from ..facts.frameworks import LIGHTNING_TRIGGER
-from ..tokens import has_trigger
+from ..screen.tokens import has_trigger
 from ..settings import Settings
 from .given import uses_what_it_is_given
 from . import index, reads

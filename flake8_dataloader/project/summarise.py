@@ -19,7 +19,7 @@ from ..facts.foreign import (
 from ..facts.iteration import Use
 from ..facts.classes import forwards_loader_arguments
 from ..facts.model import ClassInfo, FunctionInfo, LoaderCall
-from ..positions import node_starts
+from ..syntax.positions import node_starts
 from ..facts.resolve import source_of
 from ..facts.payload import held_on_self
 from ..facts.class_traits import (

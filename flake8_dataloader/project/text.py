@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import FrozenSet, List, NamedTuple, Optional
 
-from ..tokens import words
+from ..screen.tokens import words
 
 
 class ModuleText(NamedTuple):

@@ -9,7 +9,7 @@ import libcst as cst
 from ..autofix.context import FixContext, Outcome
 from ..autofix.edits import Plan
 from ..autofix.shared import index
-from ..compose import method_of
+from .compose import method_of
 from ..facts.model import LoaderCall
 from ..facts.resolve import resolve
 from .base import INHERITS, NEEDS_LOADER, WRITTEN_HERE, Finding, Rule, show, show_workers, source_of

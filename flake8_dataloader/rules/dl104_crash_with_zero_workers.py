@@ -9,7 +9,7 @@ import libcst as cst
 from ..autofix.context import FixContext, Outcome, code
 from ..autofix.edits import Plan
 from ..autofix.shared import index, reevaluable_or_literal, single_line, workers_expr
-from ..compose import positive, when_workers
+from .compose import positive, when_workers
 from ..facts.resolve import can_be_none, evaluate, resolve
 from ..facts.states import Known
 from .base import NEEDS_LOADER_OR_CONFIG, WRITTEN_HERE, Finding, Rule, show, source_of

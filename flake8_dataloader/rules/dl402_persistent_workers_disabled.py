@@ -9,7 +9,7 @@ import libcst as cst
 from ..autofix.context import Elsewhere, FixContext, Outcome
 from ..autofix.edits import Plan, keyword_arg
 from ..autofix.shared import workers_expr
-from ..compose import positive
+from .compose import positive
 from ..facts.class_traits import iterable_classes, single_use_return
 from ..facts.constants import DEFAULT_LOADER_NAMES
 from ..facts.draws import draws_random

@@ -5,7 +5,7 @@ from __future__ import annotations
 from torch.utils.data import DataLoader
 
 from ..workloads import ReturnsSelf, Tensors
-from . import Options, Scenario
+from .base import Options, Scenario
 from .common import outcome
 
 

@@ -9,7 +9,7 @@ import torch.multiprocessing
 from torch.utils.data import BatchSampler, DataLoader, RandomSampler, SequentialSampler
 
 from ..workloads import Tensors, Unsharded
-from . import Options, Scenario
+from .base import Options, Scenario
 from .common import first_text, outcome, verdict
 
 

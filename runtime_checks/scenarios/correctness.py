@@ -7,7 +7,7 @@ from collections import Counter
 from torch.utils.data import DataLoader
 
 from ..workloads import ReturnsSelf, Sharded, Unsharded
-from . import Options, Scenario
+from .base import Options, Scenario
 from .common import verdict
 
 

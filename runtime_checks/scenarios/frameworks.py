@@ -20,7 +20,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple
 import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from . import Options, Scenario
+from .base import Options, Scenario
 from .common import first_text, outcome, progress, verdict
 
 NEEDS_PACKAGE = "needs-package"

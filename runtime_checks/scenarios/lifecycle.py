@@ -15,7 +15,7 @@ from ..measure import Clock
 from ..stats import TOO_FEW, compare, measurable, ratio, summarize
 from ..timeline import Recorder, Sampler, gpu_busy_reader
 from ..workloads import EpochTagged, Tensors, heavy_worker_init
-from . import Options, Scenario
+from .base import Options, Scenario
 from .common import NOT_REPRODUCED, first_text, outcome, progress, verdict
 
 CONFIGS = ("rebuilt every epoch", "built once", "built once, persistent")

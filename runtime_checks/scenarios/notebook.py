@@ -20,7 +20,7 @@ import tempfile
 import time
 from typing import Dict, Iterator, List, Optional
 
-from . import Options, Scenario
+from .base import Options, Scenario
 from .common import progress, verdict
 
 NEEDS_PACKAGE = "needs-package"

@@ -9,7 +9,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from ..workloads import GlobalNumpy, HeldRng, ReseededRng, seed_from_initial_seed, seed_from_worker_id
-from . import Options, Scenario
+from .base import Options, Scenario
 from .common import draws, verdict
 
 SAMPLES, EPOCHS = 8, 3

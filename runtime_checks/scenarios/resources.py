@@ -15,7 +15,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from ..workloads import CpuInGetitem, CudaInGetitem, NumpyArrays, PythonObjects, ZipOpenedInInit, ZipOpenedLazily
 from ..workloads import write_records
-from . import Options, Scenario
+from .base import Options, Scenario
 from .common import first_text, outcome, progress, verdict
 
 NEEDS_CUDA = "needs-cuda"

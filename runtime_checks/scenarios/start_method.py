@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, Tuple
 
 from ..measure import run_script
-from . import Options, Scenario
+from .base import Options, Scenario
 from .common import progress, verdict
 
 HEADER = """\

@@ -9,7 +9,7 @@ from typing import Callable
 
 from ..measure import Clock
 from ..stats import ratio, summarize
-from . import Options, Scenario
+from .base import Options, Scenario
 
 
 class DatasetSpecError(ValueError):

@@ -19,7 +19,7 @@ from ..machine_checks import checks, shm_used
 from ..measure import Clock
 from ..stats import TOO_FEW, compare, measurable, summarize
 from ..timeline import Recorder, Sampler, gpu_busy_reader
-from . import Options, Scenario
+from .base import Options, Scenario
 from .common import NOT_REPRODUCED, progress
 from .user_dataset import DatasetSpecError, call_factory
 

@@ -13,7 +13,7 @@ from typing import Union
 
 import libcst as cst
 
-from .facts.resolve import source_of
+from ..facts.resolve import source_of
 
 # Binding strength of an expression, loosest first (the Python reference's precedence table).
 _LOOSEST = 0  # lambda, yield, an assignment expression, an unparenthesised tuple

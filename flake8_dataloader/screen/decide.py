@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .settings import Settings
+from ..settings import Settings
 from .tokens import IMPORTED_LOADER_TOKEN, has_trigger, identifiers, uses_loader_word
 
 
@@ -31,7 +31,7 @@ def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None, fi
         return False  # decided on the text: the project index's imports cost 3 ms
     if tree is not None and not uses_loader_word(identifiers(tree)):
         return False  # the word only in strings or comments: the index would say no, after its imports
-    from .project.service import PROJECT  # paths and the ast only: no LibCST
+    from ..project.service import PROJECT  # paths and the ast only: no LibCST
 
     return PROJECT.may_use_imported_loader(source, tree, filename, settings)
 

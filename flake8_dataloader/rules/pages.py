@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .autofix.codemods import CODEMODS, MODULE_CODEMODS
-from .rules import RULES
+from ..autofix.codemods import CODEMODS, MODULE_CODEMODS
+from . import RULES
 
 RESULT_FILES = ("cpu.json", "cpu-spawn.json", "cuda.json")
 _FENCE = re.compile(r"```python\n(.*?)```", re.S)

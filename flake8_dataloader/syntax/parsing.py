@@ -35,7 +35,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from .errors import ParseFailure
+from ..errors import ParseFailure
 
 
 # CPython refuses more nested brackets than this (flake8 then reports E999 and never runs plugins).

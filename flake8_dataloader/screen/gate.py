@@ -20,14 +20,14 @@ import ast
 import os
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
-from . import manifest
+from .. import manifest
 from .ast_walk import nodes_of
 from .gate_names import Holders, chain, class_names, is_partial
 from .gate_values import (
     POSITIONS, Arguments, KnownValues, Sources, falsy, given, is_falsy, is_zero, literal, may_be_rejected, not_none,
     splat,
 )
-from .settings import GATE_ENV, Settings, gate_enabled, loader_tails  # noqa: F401 - the gate's switch, here too
+from ..settings import GATE_ENV, Settings, gate_enabled, loader_tails  # noqa: F401 - the gate's switch, here too
 from .tokens import identifiers
 
 
@@ -176,7 +176,7 @@ class Record:
     def _ask(self, question: str) -> bool:
         if self.filename is None or not self.settings.follow_imports or not os.path.isfile(self.filename):
             return False
-        from .project import index, locate
+        from ..project import index, locate
 
         if locate.installed(self.filename):
             return False

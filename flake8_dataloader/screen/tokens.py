@@ -10,9 +10,9 @@ import re
 from functools import lru_cache
 from typing import FrozenSet, Iterable, List, Optional, Set, Tuple
 
-from . import manifest
+from .. import manifest
 from .ast_walk import breadth_first, nodes_of
-from .settings import Settings
+from ..settings import Settings
 
 # One alternative: tokens that must all occur in the text.
 Alternative = Tuple[str, ...]

@@ -14,7 +14,7 @@ from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from .ast_walk import nodes_of
+from ..screen.ast_walk import nodes_of
 
 Shape = Tuple[Optional[str], int, Tuple[Optional[str], ...]]
 _NEWLINE = re.compile(r"\r\n|\r|\n")
