@@ -18,7 +18,6 @@ from ..facts.resolve import Scope
 from .edits import Plan
 
 
-
 @dataclass(frozen=True)
 class Elsewhere:
     """The fix belongs to the DataLoader call of another module of the project (its path as
