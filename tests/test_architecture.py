@@ -117,10 +117,12 @@ def test_the_package_has_no_import_cycle():
 
 
 def test_no_import_cycle_even_through_annotations():
-    """The fix context names the facts, not the engine (which imports the rules, which import it)."""
-    graph = import_graph(type_checking=True)
-    assert len(graph) > 10
-    assert cycles(graph) == []
+    """The fix context names the facts, not the engine (which imports the rules, which import it); the
+    runtime scenarios import what a scenario is from scenarios/base.py, not from the registry."""
+    for package in (PACKAGE, RUNTIME_CHECKS):
+        graph = import_graph(type_checking=True, package=package)
+        assert len(graph) > 10, package
+        assert cycles(graph) == [], package
 
 
 def test_the_runtime_report_and_the_timeline_share_without_a_circle():
@@ -184,8 +186,39 @@ def test_one_module_per_rule_and_none_over_450_lines():
     assert len(set(modules)) == len(RULES)
     for rule, module in zip(RULES, modules):
         assert module.rpartition(".")[2].startswith(rule.CODE.lower() + "_"), (rule.CODE, module)
-    sizes = {module_name(path): len(path.read_text(encoding="utf-8").splitlines()) for path in PACKAGE.rglob("*.py")}
+    paths = [*PACKAGE.rglob("*.py"), *RUNTIME_CHECKS.rglob("*.py")]
+    sizes = {module_name(path): len(path.read_text(encoding="utf-8").splitlines()) for path in paths}
     assert {name: size for name, size in sizes.items() if size > 450} == {}
+
+
+def test_the_stages_are_folders_and_at_most_8_modules_sit_at_the_top():
+    """A reader names the stages from the folders: the screen (may this file hold a finding?), the LibCST
+    side, the facts, the project, the rules, the fix command; the flake8 adapter, the engine, settings,
+    the cache, errors, the manifest and the command line at the top (its __init__ and __main__ counted)."""
+    top = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(top) <= 8, top
+    folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert folders == {"autofix", "facts", "project", "rules", "screen", "syntax"}
+
+
+def test_the_screen_has_one_entry_point_and_its_init_imports_nothing():
+    """The flake8 adapter, the engine and the fix command ask the screen through screen/decide.py only;
+    the project index reads its tokens, the LibCST side its one ast walk. Importing a screen module never
+    loads the entry point (the package's __init__ imports nothing)."""
+    entry, tokens, walk = (f"flake8_dataloader.screen.{name}" for name in ("decide", "tokens", "ast_walk"))
+    graph = import_graph(type_checking=True)
+    assert {name for name, deps in graph.items() if entry in deps} == {
+        "flake8_dataloader.plugin", "flake8_dataloader.engine", "flake8_dataloader.autofix.command"}
+    for name, deps in graph.items():
+        inner = {d for d in deps if d.startswith("flake8_dataloader.screen")} - {entry}
+        if name.startswith("flake8_dataloader.screen"):
+            continue
+        allowed = {tokens} if name.startswith("flake8_dataloader.project.") else set()
+        allowed |= {walk} if name == "flake8_dataloader.syntax.ast_positions" else set()
+        assert inner <= allowed, name
+    for package in ("screen", "syntax"):
+        init = ast.parse((PACKAGE / package / "__init__.py").read_text(encoding="utf-8"))
+        assert not [node for node in ast.walk(init) if isinstance(node, (ast.Import, ast.ImportFrom))], package
 
 
 def test_the_engine_asks_the_project_through_one_service():
