@@ -1,9 +1,10 @@
-"""Skip files whose text cannot trigger any rule, before LibCST (or any rule) is imported.
+"""The screen's one entry point: may this file hold a finding of the selected rules (``may_find``)?
 
-First the rules' tokens in the text and its identifiers (tokens.py); for a file with them and
-flake8's ast, whether some selected rule's condition holds on that ast (gate.py). For a file
-without them, whether it may use a loader built in another module of its own project (the project
-index, project/service.py, answers from the file's ast and a cheap index of its modules).
+Decided before LibCST (or any rule) is imported. First the rules' tokens in the text and its
+identifiers (tokens.py); for a file with them and flake8's ast, whether some selected rule's
+condition holds on that ast (gate.py). For a file without them, whether it may use a loader
+built in another module of its own project (the project index, project/service.py, answers
+from the file's ast and a cheap index of its modules).
 """
 
 from __future__ import annotations
