@@ -34,6 +34,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import __version__
 from .project.reads import Reads, digests, holds, sha256_hex
+from .project.notebook import TEMPORARY_SUFFIX as NBQA_SUFFIX
 from .settings import CACHE_ENV, Settings, gate_enabled
 
 LOG = logging.getLogger("flake8.dataloader")
@@ -41,7 +42,6 @@ LOG = logging.getLogger("flake8.dataloader")
 DIRECTORY = ".flake8_dataloader_cache"
 ENV = CACHE_ENV
 FORMAT = 2
-NBQA_SUFFIX = "_nbqa_ipynb.py"  # project/nbqa.py's SUFFIX, restated: that module loads only for such a file
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# Created by flake8-dataloader: its findings cache.\n"
 # LibCST's parser choice in the releases that had two (the native one is the default).
 PARSER_ENV = "LIBCST_PARSER_TYPE"

@@ -15,6 +15,7 @@ from typing import FrozenSet, Iterator, List, Optional, Tuple, Type
 
 from . import __version__, manifest
 from .errors import STRICT_ENV
+from .project.notebook import TEMPORARY_SUFFIX as NBQA_SUFFIX
 from .screen.decide import may_find, may_find_in_text
 from .settings import DEFAULT_SETTINGS, NOTEBOOK, START_METHODS, SWITCH, Settings, SettingsError, cache_enabled_by_env
 
@@ -22,7 +23,6 @@ from .settings import DEFAULT_SETTINGS, NOTEBOOK, START_METHODS, SWITCH, Setting
 LOG = logging.getLogger("flake8.dataloader")
 _CACHE = f"{__package__}.cache"
 Result = Tuple[int, int, str, str]  # (line, 0-based column, code, message)
-NBQA_SUFFIX = "_nbqa_ipynb.py"  # how nbQA names its temporary copy of a notebook (project/nbqa.py)
 
 
 class DataLoaderChecker:

@@ -23,10 +23,10 @@ import os
 import re
 from typing import List, NamedTuple, Optional
 
-SUFFIX = "_nbqa_ipynb.py"
+from .notebook import SEPARATOR, TEMPORARY_SUFFIX as SUFFIX
+
 # tempfile.mkstemp's 8 random characters between the notebook's stem and nbQA's suffix.
 _NAME = re.compile(r"(?P<stem>.+)[a-z0-9_]{8}" + re.escape(SUFFIX))
-SEPARATOR = "# %%NBQA-CELL-SEP"
 _SEPARATOR_LINE = re.compile(re.escape(SEPARATOR) + r"[0-9a-f]{6}")
 _SEPARATORS = re.compile(r"^" + re.escape(SEPARATOR) + r"[0-9a-f]{6}$", re.MULTILINE)
 # What nbQA writes in place of an IPython magic, on the magic's own line: a random token, quoted for flake8.

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 # nbQA 1.x writes `# %%NBQA-CELL-SEP` and 6 hex digits (secrets.token_hex(3)) on a line of its own.
-CELL_SEPARATOR = re.compile(r"^# %%NBQA-CELL-SEP[0-9a-f]+$", re.MULTILINE)
+SEPARATOR = "# %%NBQA-CELL-SEP"
+CELL_SEPARATOR = re.compile("^" + re.escape(SEPARATOR) + "[0-9a-f]+$", re.MULTILINE)
 MARKER = "NBQA-CELL-SEP"  # a substring test first: most files never pay for the regex
 
 
