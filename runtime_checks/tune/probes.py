@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
-from typing import List
+from typing import Collection, List
 
 
 def children(pid: int = 0) -> List[int]:
@@ -39,8 +39,10 @@ def process_memory(pid: int) -> int:
     return kb * 1024
 
 
-def workers_memory() -> float:
-    return float(sum(process_memory(pid) for pid in children()))
+def workers_memory(known: Collection[int] = ()) -> float:
+    """The memory of the children started since ``known`` was read: a forkserver or multiprocessing's
+    resource tracker, children of this process before the setting began, are not its workers."""
+    return float(sum(process_memory(pid) for pid in children() if pid not in known))
 
 
 def available_memory() -> int:

@@ -61,6 +61,7 @@ class Run:
     def __init__(self, loader: DataLoader, step: Callable, clock: Clock, cap: Optional[int]):
         self.loader, self.step, self.clock, self.cap = loader, step, clock, cap
         self.batch_bytes, self.tensors = 0, 0
+        self.known = frozenset(children())  # before any worker of this loader: see workers_memory
 
     def epoch(self, number: int, deadline: float) -> Dict:
         set_epoch(self.loader, number)
@@ -96,7 +97,7 @@ class Run:
         del self.loader  # the last reference: a loader's workers go with its iterator
         gc.collect()
         quiet = time.monotonic() + 5
-        while children() and time.monotonic() < quiet:
+        while set(children()) - self.known and time.monotonic() < quiet:
             time.sleep(0.02)
 
 
@@ -120,7 +121,7 @@ def measure(loader: DataLoader, setting: grid.Setting, step: Callable, opts: Opt
     records: List[Dict] = []
     try:
         with Sampler(lambda: shm_used(shm_path) - baseline, interval=0.02) as shm, \
-                Sampler(workers_memory, interval=0.2) as memory:
+                Sampler(lambda: workers_memory(run.known), interval=0.2) as memory:
             until = deadline
             while True:
                 record = run.epoch(len(records), until)
