@@ -29,12 +29,10 @@ class UnpicklableWorkerPayload(Rule):
     names bound once; and an instance of a class of this file (a dataset, a
     transform) whose `self` holds one, when a loader with workers gets it.
 
-    Also what these workers cannot import, although it pickles: every
-    function and class a Jupyter notebook defines (linted through nbQA),
-    and in a script one defined inside the `if __name__ == "__main__":`
-    block; sent as one of these arguments, held on `self` by a dataset, or
-    given to a same-file function that builds the loader from its parameter
-    (`fit(Shapes())`).
+    Also what spawn workers cannot import, although it pickles: a function
+    or class a Jupyter notebook defines, or one defined under the script's
+    `if __name__ == "__main__":` block, sent as one of these arguments, held
+    on `self`, or given to a same-file function that builds the loader.
 
     ## Why is this bad?
     Under spawn and forkserver these three arguments are pickled for every
