@@ -34,8 +34,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import __version__
 from .project.reads import Reads, digests, holds, sha256_hex
-from .project.notebook import TEMPORARY_SUFFIX as NBQA_SUFFIX
-from .settings import CACHE_ENV, Settings, gate_enabled
+from .settings import CACHE_ENV, TEMPORARY_SUFFIX, Settings, gate_enabled
 
 LOG = logging.getLogger("flake8.dataloader")
 
@@ -73,7 +72,7 @@ def keys(source: str, filename: str, settings: Settings) -> Keys:
         "gate": gate_enabled(settings),  # the environment switch too: turning the gate off is a check
     }
     path, stands_for = os.path.abspath(filename), None
-    if filename.endswith(NBQA_SUFFIX):
+    if filename.endswith(TEMPORARY_SUFFIX):
         from .project.nbqa import identity  # only for a file named as nbQA names its copies
 
         notebook = identity(filename, source)

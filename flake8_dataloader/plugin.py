@@ -15,9 +15,10 @@ from typing import FrozenSet, Iterator, List, Optional, Tuple, Type
 
 from . import __version__, manifest
 from .errors import STRICT_ENV
-from .project.notebook import TEMPORARY_SUFFIX as NBQA_SUFFIX
 from .screen.decide import may_find, may_find_in_text
-from .settings import DEFAULT_SETTINGS, NOTEBOOK, START_METHODS, SWITCH, Settings, SettingsError, cache_enabled_by_env
+from .settings import (
+    DEFAULT_SETTINGS, NOTEBOOK, START_METHODS, SWITCH, TEMPORARY_SUFFIX, Settings, SettingsError, cache_enabled_by_env,
+)
 
 
 LOG = logging.getLogger("flake8.dataloader")
@@ -109,7 +110,7 @@ class DataLoaderChecker:
             results = self._analysed(source)[0]
         else:
             return
-        if results and self.filename.endswith(NBQA_SUFFIX):
+        if results and self.filename.endswith(TEMPORARY_SUFFIX):
             results = self._on_notebook_lines(source, results)
         for line, column, _code, message in results:
             yield line, column, message, type(self)

@@ -1,15 +1,41 @@
-"""The plugin's options, parsed once per flake8 run into a frozen object."""
+"""The plugin's options, parsed once per flake8 run into a frozen object, and the one option decided per
+file: is it a Jupyter notebook's code cells as nbQA hands them to flake8?"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 from functools import lru_cache
 from typing import FrozenSet, Iterable, NamedTuple, Optional
 
 from . import manifest
-from .project.notebook import is_notebook
 from .facts.constants import DEFAULT_LOADER_NAMES
+
+# In a notebook the main module has no file: spawn/forkserver workers do not re-run it, but cannot
+# import what its cells define.
+# nbQA 1.x writes `# %%NBQA-CELL-SEP` and 6 hex digits (secrets.token_hex(3)) on a line of its own.
+SEPARATOR = "# %%NBQA-CELL-SEP"
+CELL_SEPARATOR = re.compile("^" + re.escape(SEPARATOR) + "[0-9a-f]+$", re.MULTILINE)
+MARKER = "NBQA-CELL-SEP"  # a substring test first: most files never pay for the regex
+
+
+def is_notebook_text(text: str) -> bool:
+    """True when ``text`` is a notebook's code cells as nbQA hands them to flake8."""
+    return MARKER in text and CELL_SEPARATOR.search(text) is not None
+
+
+# nbQA's temporary file: tempfile.mkstemp(prefix=<notebook name>, suffix="_nbqa_ipynb.py"), next to the notebook.
+# A notebook of one code cell has no separator: its file name still tells.
+TEMPORARY_SUFFIX = "_nbqa_ipynb.py"
+
+
+def is_notebook(text: str, filename: str, setting: str = "auto") -> bool:
+    """`--dataloader-notebook`: on (every file), off (none), auto (nbQA's separator or its file name)."""
+    if setting != "auto":
+        return setting == "on"
+    return filename.endswith(TEMPORARY_SUFFIX) or is_notebook_text(text)
+
 
 START_METHODS = ("auto", "spawn", "forkserver", "fork")
 SWITCH = ("on", "off")
@@ -55,7 +81,7 @@ class Settings(NamedTuple):  # not a dataclass: flake8 does not import dataclass
     selected: FrozenSet[str] = DEFAULT_SELECTED
     gate: bool = True  # decide on flake8's ast which files need the analysis (--dataloader-gate)
     cache: bool = False  # keep each file's findings on disk (--dataloader-cache, cache.py); flake8 turns it on
-    # Is the file a notebook's cells (notebook.py)? `auto` until the engine decides it for one file.
+    # Is the file a notebook's cells (is_notebook)? `auto` until the engine decides it for one file.
     notebook: str = "auto"
 
     @classmethod

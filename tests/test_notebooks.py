@@ -12,7 +12,7 @@ import pytest
 
 from flake8_dataloader import cache
 from flake8_dataloader.engine import analyse
-from flake8_dataloader.project.notebook import is_notebook, is_notebook_text
+from flake8_dataloader.settings import is_notebook, is_notebook_text
 from flake8_dataloader.settings import Settings, SettingsError
 
 from .conftest import FIXTURES

@@ -56,9 +56,6 @@ MOVES: Dict[str, str] = {
     # What the rules compose into messages and fixes, and the rule pages made from the rules.
     "flake8_dataloader.compose": "flake8_dataloader.rules.compose",
     "flake8_dataloader.docs": "flake8_dataloader.rules.pages",
-    # Added at the top by a branch written on the old layout: is this file nbQA's temporary file of a
-    # notebook's cells? Beside project/nbqa.py, which maps that file's lines back to the notebook.
-    "flake8_dataloader.notebook": "flake8_dataloader.project.notebook",
 }
 INVERSE = {new: old for old, new in MOVES.items()}
 

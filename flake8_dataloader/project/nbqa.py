@@ -23,7 +23,7 @@ import os
 import re
 from typing import List, NamedTuple, Optional
 
-from .notebook import SEPARATOR, TEMPORARY_SUFFIX as SUFFIX
+from ..settings import SEPARATOR, TEMPORARY_SUFFIX as SUFFIX
 
 # tempfile.mkstemp's 8 random characters between the notebook's stem and nbQA's suffix.
 _NAME = re.compile(r"(?P<stem>.+)[a-z0-9_]{8}" + re.escape(SUFFIX))
