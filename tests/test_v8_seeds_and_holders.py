@@ -4,6 +4,7 @@ A mutation weakens one decision; the fixture that shows it must then gain or los
 finding the decision is about (the fixtures themselves are checked in test_fixtures.py).
 """
 
+from flake8_dataloader.facts import class_traits
 from flake8_dataloader.autofix import fix_source
 from flake8_dataloader.engine import analyse
 from flake8_dataloader.rules import RULES
@@ -100,7 +101,7 @@ def test_dl201_an_rng_one_object_removed_is_reported_at_the_holding_assignment()
 
 
 def test_dl201_the_draw_must_go_through_the_held_objects_methods(monkeypatch):
-    monkeypatch.setattr(dl201, "calls_on_attributes", lambda facts, methods: {})
+    monkeypatch.setattr(class_traits, "calls_on_attributes", lambda facts, methods: {})
     assert stated(HELD) - findings(HELD) == {(34, 8, "DL201")}
 
 
@@ -156,7 +157,7 @@ def test_dl601_a_handle_one_object_removed_is_reported_at_the_holding_assignment
 
 
 def test_dl601_the_handle_must_be_read_through_the_held_objects_methods(monkeypatch):
-    monkeypatch.setattr(dl601, "calls_on_attributes", lambda facts, methods: {})
+    monkeypatch.setattr(class_traits, "calls_on_attributes", lambda facts, methods: {})
     assert stated(HOLDER) - findings(HOLDER) == {(46, 8, "DL601")}
 
 

@@ -124,6 +124,23 @@ def calls_on_attributes(facts: FileFacts, methods: List[FunctionInfo]) -> Dict[s
     return out
 
 
+def held_objects(
+    facts: FileFacts, cls: ClassInfo, methods: List[FunctionInfo]
+) -> Iterator[Tuple[Mutation, str, ClassInfo, List[FunctionInfo]]]:
+    """Objects one step removed: `self.x = Helper(...)` stored at construction of ``cls``, Helper a class of
+    the file that is not a dataset (a dataset held by a dataset reports for itself), with the methods of
+    Helper that ``methods`` call on `self.x`: what a worker runs of it (DL201's RNGs, DL601's handles)."""
+    called: Optional[Dict[str, Set[str]]] = None  # computed once, for the first held object
+    for mutation in stores_in_init(facts, cls):
+        attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
+        helper = facts.file.instance_class(mutation.value, mutation.ctx.scope) if attr and mutation.value else None
+        if attr is None or helper is None or helper is cls or facts.file.dataset_kind(helper) is not None:
+            continue
+        called = calls_on_attributes(facts, methods) if called is None else called
+        entries = [m for m in (facts.file.method(helper, n) for n in sorted(called.get(attr, ()))) if m]
+        yield mutation, attr, helper, entries
+
+
 CUDA_QUERIES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.get_device_name"})
 
 

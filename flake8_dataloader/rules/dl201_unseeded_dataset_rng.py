@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterator, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, Set, Tuple
 
 import libcst as cst
 
-from ..facts.class_traits import calls_on_attributes, stores_in_init
-from ..facts.classes import self_attribute
+from ..facts.class_traits import held_objects
 from ..facts.dataset_rngs import DRAW_ROOTS, drawn_and_reseeded, held_rngs, is_rng_constructor, per_worker_seeded
 from .base import DEFINED_HERE, Finding, Rule
 
@@ -230,15 +229,10 @@ def _held_through(facts, klass, methods) -> Iterator[Tuple[cst.CSTNode, str, cst
     or `self.x(...)`. Yields (the holding assignment's target, the RNG's label, its creation)."""
     if per_worker_seeded(facts, methods):
         return
-    called: Optional[Dict[str, Set[str]]] = None  # computed once, for the first held object
-    for mutation in stores_in_init(facts, klass):
-        attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
-        helper = facts.file.instance_class(mutation.value, mutation.ctx.scope) if attr and mutation.value else None
-        if attr is None or helper is None or helper is klass or facts.file.dataset_kind(helper) is not None:
-            continue  # a dataset held by a dataset reports its own RNGs
+    for mutation, attr, helper, entries in held_objects(facts, klass, methods):
         rngs = held_rngs(facts, helper)
-        called = calls_on_attributes(facts, methods) if called is None else called
-        entries = [m for m in (facts.file.method(helper, n) for n in sorted(called.get(attr, ()))) if m] if rngs else []
+        if not rngs:
+            continue
         drawn, reseeded = drawn_and_reseeded(facts, helper, facts.graph.reached_from(*entries), rngs, {})
         for key in sorted(drawn - reseeded)[:1]:
             yield mutation.node, f"self.{attr}.{key} (created at line {{line of creation}})", rngs[key][0]

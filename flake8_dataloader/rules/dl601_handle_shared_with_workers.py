@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
 from ..autofix.context import FixContext, Outcome, code
 from ..autofix.edits import Plan
-from ..facts.class_traits import READ_METHODS, attributes_read, calls_on_attributes, stores_in_init
+from ..facts.class_traits import READ_METHODS, attributes_read, held_objects, stores_in_init
 from ..facts.classes import self_attribute
 from ..facts.model import ClassInfo, FunctionInfo, Mutation
 from ..facts.nodes import children
@@ -206,16 +206,9 @@ def _held_through(
 ) -> Iterator[Tuple[Mutation, str, str, str, Dict[str, cst.CSTNode]]]:
     """A handle one object removed: `self.reader = Reader(path)` at construction, where that class of the
     file stores a handle its methods read, and the dataset's readers call those methods on `self.reader`."""
-    called: Optional[Dict[str, Set[str]]] = None  # computed once, for the first held object
-    for mutation in stores_in_init(facts, klass):
-        attr = self_attribute(mutation.node, mutation.ctx.function) if mutation.ctx.function else None
-        helper = facts.file.instance_class(mutation.value, mutation.ctx.scope) if attr and mutation.value else None
-        if attr is None or helper is None or helper is klass or facts.file.dataset_kind(helper) is not None:
-            continue  # a dataset held by a dataset reports its own handles
+    for mutation, attr, helper, entries in held_objects(facts, klass, readers):
         if any(facts.file.method(helper, hook) is not None for hook in PICKLING_HOOKS):
             continue
-        called = calls_on_attributes(facts, readers) if called is None else called
-        entries = [m for m in (facts.file.method(helper, n) for n in sorted(called.get(attr, ()))) if m]
         read = attributes_read(facts.graph.reached_from(*entries)) if entries else set()
         for held, _, opener, derived in list(_handles_read(facts, helper, read))[:1]:
             text = f" holding {opener}(...){derived} (line {{line of handle}})"
@@ -250,13 +243,14 @@ def _handles_read(facts: FileFacts, klass: ClassInfo, read: Set[str]) -> Iterato
             yield mutation, attr, opener, derived
 
 
-def _derived_from_local(value: cst.BaseExpression, method: FunctionInfo) -> Optional[Tuple[str, str, str]]:
-    """(opener, its qualified name, the derivation's text) when ``value`` is a handle a local variable of
-    ``method`` opens (`h = h5py.File(p)`, bound once), or a value derived from it that is still the handle
-    (`h["images"]`, `conn.cursor()`: DERIVED_HANDLES)."""
+def _steps_to(
+    value: cst.BaseExpression, at_base: Callable[[cst.BaseExpression], bool]
+) -> Optional[Tuple[List[str], cst.BaseExpression]]:
+    """The steps from ``value`` down to the first node ``at_base`` accepts ("[]" an item, "." an attribute,
+    "name()" a method's result), and that node; None past anything else (`[:]`, `[()]` read the data out)."""
     steps: List[str] = []
-    node: cst.BaseExpression = value
-    while not isinstance(node, cst.Name):
+    node = value
+    while not at_base(node):
         if isinstance(node, cst.Subscript) and _picks_an_item(node):
             steps.append("[]")
             node = node.value
@@ -268,6 +262,17 @@ def _derived_from_local(value: cst.BaseExpression, method: FunctionInfo) -> Opti
             node = node.value
         else:
             return None
+    return steps, node
+
+
+def _derived_from_local(value: cst.BaseExpression, method: FunctionInfo) -> Optional[Tuple[str, str, str]]:
+    """(opener, its qualified name, the derivation's text) when ``value`` is a handle a local variable of
+    ``method`` opens (`h = h5py.File(p)`, bound once), or a value derived from it that is still the handle
+    (`h["images"]`, `conn.cursor()`: DERIVED_HANDLES)."""
+    walked = _steps_to(value, lambda node: isinstance(node, cst.Name))
+    if walked is None or not isinstance(walked[1], cst.Name):
+        return None
+    steps, node = walked[0], walked[1]
     bindings = method.scope.bindings.get(node.value, []) if method.scope.lookup(node.value) is method.scope else []
     opened = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
     opener = _opener(opened, method.scope)
@@ -284,22 +289,10 @@ def _derived_from(value: cst.BaseExpression, method: FunctionInfo, holds: Dict[s
                   opened: Dict[str, Tuple[Mutation, str, str, str]]) -> Optional[str]:
     """The handle attribute ``value`` still is: items, attributes or handle-returning methods of one,
     every step kept by what its opener returns (DERIVED_HANDLES)."""
-    steps: List[str] = []  # "[]", "." or "name()", from the value down to `self.attr`
-    node: cst.BaseExpression = value
-    while self_attribute(node, method) is None:
-        if isinstance(node, cst.Subscript):
-            if not _picks_an_item(node):
-                return None  # `[:]`, `[()]`, `[0:100]` read the data out
-            steps.append("[]")
-            node = node.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            steps.append(node.func.attr.value + "()")
-            node = node.func.value
-        elif isinstance(node, cst.Attribute):
-            steps.append(".")
-            node = node.value
-        else:
-            return None
+    walked = _steps_to(value, lambda node: self_attribute(node, method) is not None)
+    if walked is None:
+        return None
+    steps, node = walked
     handle = holds.get(self_attribute(node, method) or "")
     kind = DERIVED_HANDLES.get(opened[handle][2]) if handle is not None else None
     if handle is None or kind is None or not steps:

@@ -16,21 +16,28 @@ class DatasetSpecError(ValueError):
     """A --dataset or --loader value that cannot give what it names: one line for the user."""
 
 
-def load_factory(spec: str, option: str = "--dataset", example: str = "mypkg.data:make_dataset") -> Callable:
+def load_callable(spec: str, option: str, example: str, kind: str = "FACTORY") -> Callable:
+    """MODULE:NAME, imported as the user's code from the working directory: what it names, or one line why not."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise DatasetSpecError(f"{option} {spec!r}: expected MODULE:FACTORY, e.g. {example}")
+        raise DatasetSpecError(f"{option} {spec!r}: expected MODULE:{kind}, e.g. {example}")
     if "" not in sys.path:
         sys.path.insert(0, "")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # an import error of the user's module, whatever it raises
         raise DatasetSpecError(f"{option}: cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
-    factory = getattr(module, attr, None)
-    if factory is None:
+    found = getattr(module, attr, None)
+    if found is None:
         raise DatasetSpecError(f"{option}: {module_name!r} has no attribute {attr!r}")
-    if not callable(factory):
+    if not callable(found):
         raise DatasetSpecError(f"{option}: {spec} is not callable")
+    return found
+
+
+def load_factory(spec: str, option: str = "--dataset", example: str = "mypkg.data:make_dataset") -> Callable:
+    factory = load_callable(spec, option, example)
+    attr = spec.partition(":")[2]
     try:
         inspect.signature(factory).bind()
     except TypeError:

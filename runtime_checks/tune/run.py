@@ -9,7 +9,6 @@ setting's epochs stop at the same number of batches (said in the output).
 from __future__ import annotations
 
 import gc
-import importlib
 import inspect
 import time
 from typing import Any, Callable, Dict, List, Optional
@@ -22,7 +21,7 @@ from ..stats import summarize
 from ..timeline import Sampler
 from ..scenarios import Options
 from ..scenarios.common import progress
-from ..scenarios.user_dataset import DatasetSpecError
+from ..scenarios.user_dataset import DatasetSpecError, load_callable
 from ..scenarios.user_loader import Step, build_loader, set_epoch, tensors
 from . import advice, grid
 from .probes import available_memory, children, workers_memory
@@ -34,18 +33,7 @@ EPOCHS_PER_SETTING = 5  # what a slice aims to hold: a first epoch apart and fou
 
 def load_step(spec: str) -> Callable:
     """--step MODULE:FN: the user's training step, called with one batch."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise DatasetSpecError(f"--step {spec!r}: expected MODULE:FN, e.g. mypkg.train:train_step")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # the user's module, whatever it raises
-        raise DatasetSpecError(f"--step: cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
-    step = getattr(module, attr, None)
-    if step is None:
-        raise DatasetSpecError(f"--step: {module_name!r} has no attribute {attr!r}")
-    if not callable(step):
-        raise DatasetSpecError(f"--step: {spec} is not callable")
+    step = load_callable(spec, "--step", "mypkg.train:train_step", "FN")
     try:
         inspect.signature(step).bind(None)
     except TypeError:
