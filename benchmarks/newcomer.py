@@ -194,8 +194,9 @@ def main() -> int:
         # would run without the plugin): installed into the venv, as a bare venv's install would.
         from importlib.metadata import version
 
+        # So is nbQA (the README says `pip install nbqa`): its command runs its own interpreter's flake8.
         subprocess.run(["python", "-m", "pip", "install", "-q", "--ignore-installed", "--no-deps",
-                        f"flake8=={version('flake8')}"], env=env, check=True)
+                        f"flake8=={version('flake8')}", f"nbqa=={version('nbqa')}"], env=env, check=True)
 
     rows: List[Tuple[str, int, int, str]] = []
     for command in readme_commands():
