@@ -13,10 +13,11 @@ The directory is `.flake8_dataloader_cache/` in the directory flake8 runs from, 
 CACHEDIR.TAG and a `.gitignore` of `*`. There is one entry per (file path, settings, interpreter):
 a new plugin, LibCST or text of the file overwrites it, so the directory grows only with the files
 linted. nbQA's temporary copy of a notebook stands for its notebook (project/nbqa.py): one entry per
-notebook, not one per run. An entry not served for PRUNE_AFTER (30 days), or whose file (or
-notebook) no longer exists, is deleted: at most once a day, by the first run that writes an entry
-(a run served entirely from the cache never prunes; a served entry's time is renewed at most once a
-day, one `fstat` per lookup). Entries are written to a temporary file in that directory and renamed
+notebook, not one per run. Module summaries are kept in its `summaries/` (project/summary_cache.py).
+An entry not served for PRUNE_AFTER (30 days), or whose file (or notebook) no longer exists, is
+deleted: at most once a day, by the first run that writes an entry (a run served entirely from the
+cache never prunes; a served entry's time is renewed at most once a day, one `fstat` per lookup).
+Entries are written to a temporary file in that directory and renamed
 into place (atomic: `flake8 -j N` processes may write at once). Nothing here ever raises out of flake8: any error is a
 miss and one debug log line.
 """
@@ -78,20 +79,20 @@ def keys(source: str, filename: str, settings: Settings) -> Keys:
         notebook = identity(filename, source)
         if notebook is not None:
             path, source, stands_for = notebook.notebook, notebook.text, "nbqa"
-    slot = _hash([FORMAT, sys.version, sys.prefix, path, options] + ([stands_for] if stands_for else []))
+    slot = hash_parts([FORMAT, sys.version, sys.prefix, path, options] + ([stands_for] if stands_for else []))
     text = sha256_hex(source.encode("utf-8", "surrogatepass"))
-    return Keys(slot, _hash([slot, _installation(), text]), path)
+    return Keys(slot, hash_parts([slot, installation(), text]), path)
 
 
-def _hash(parts: list) -> str:
+def hash_parts(parts: list) -> str:
     return sha256_hex(json.dumps(parts, sort_keys=True).encode())
 
 
 @lru_cache(maxsize=1)
-def _installation() -> str:
+def installation() -> str:
     """The plugin's version and modules, and LibCST's version: a new install of either is a miss.
     Without importing LibCST (a served run never does): its version file's bytes, via find_spec."""
-    return _hash([__version__, _own_modules(), _libcst_version(), os.environ.get(PARSER_ENV, "")])
+    return hash_parts([__version__, _own_modules(), _libcst_version(), os.environ.get(PARSER_ENV, "")])
 
 
 def _own_modules() -> List[Tuple[str, int, int]]:
@@ -206,11 +207,7 @@ def store(keys: Keys, reads: Reads, results: List[Result], root: str = ".") -> N
         if files is None:
             LOG.debug("flake8-dataloader: not caching %s: a module it read changed during the run", keys.slot)
             return
-        directory = os.path.join(root, DIRECTORY)
-        os.makedirs(directory, exist_ok=True)
-        for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", "*\n")):
-            if not os.path.exists(os.path.join(directory, name)):
-                _write(directory, name, text)
+        directory = prepare(root)
         entry = {
             "key": keys.key,
             "path": keys.path,
@@ -218,7 +215,7 @@ def store(keys: Keys, reads: Reads, results: List[Result], root: str = ".") -> N
             "probes": dict(sorted(reads.probes.items())),
             "results": [list(result) for result in results],
         }
-        _write(directory, keys.slot + ".json", json.dumps(entry))
+        write(directory, keys.slot + ".json", json.dumps(entry))
         if not _pruning_checked[0]:
             _pruning_checked[0] = True
             prune_now_and_then(directory)
@@ -261,7 +258,17 @@ def prune(directory: str, now: float) -> None:
                 os.unlink(item.path)
 
 
-def _write(directory: str, name: str, text: str) -> None:
+def prepare(root: str) -> str:
+    """The cache's directory under ``root``, made and tagged (CACHEDIR.TAG, a `.gitignore` of `*`)."""
+    directory = os.path.join(root, DIRECTORY)
+    os.makedirs(directory, exist_ok=True)
+    for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", "*\n")):
+        if not os.path.exists(os.path.join(directory, name)):
+            write(directory, name, text)
+    return directory
+
+
+def write(directory: str, name: str, text: str) -> None:
     import tempfile  # only a miss writes: a run served from the cache never loads it
 
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")

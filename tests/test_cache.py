@@ -313,13 +313,13 @@ def test_each_module_is_hashed_once_per_process_for_lookups(project, monkeypatch
 def test_a_new_libcst_is_a_miss_that_overwrites_the_entry(project, analyses, monkeypatch):
     first = lint(project / "train.py")
     monkeypatch.setattr(cache, "_libcst_version", lambda: "another LibCST")
-    cache._installation.cache_clear()
+    cache.installation.cache_clear()
     try:
         assert lint(project / "train.py") == first
         assert analyses[0] == 2
         assert len(entries(project)) == 1  # the file's one slot, overwritten
     finally:
-        cache._installation.cache_clear()
+        cache.installation.cache_clear()
 
 
 LIBCST_VERSION = """
@@ -381,7 +381,7 @@ def test_two_processes_writing_one_entry_never_leave_a_torn_one(project):
     writer = ("import json, os, sys\nfrom flake8_dataloader import cache\n"
               "entry = json.loads(open(sys.argv[1]).read())\n"
               "for n in range(300):\n    entry['results'] = [[n, 0, 'DL501', 'x' * 4000]] * (n % 7 + 1)\n"
-              "    cache._write(os.path.dirname(sys.argv[1]), os.path.basename(sys.argv[1]), json.dumps(entry))\n")
+              "    cache.write(os.path.dirname(sys.argv[1]), os.path.basename(sys.argv[1]), json.dumps(entry))\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     writers = [subprocess.Popen([sys.executable, "-c", writer, str(entry)], env=env) for _ in range(2)]
     keys = cache.keys((project / "train.py").read_text(), str(project / "train.py"), ON)
@@ -482,14 +482,14 @@ def test_turning_the_gate_off_by_the_environment_is_a_miss(project, analyses, mo
 def test_an_edited_module_of_the_plugin_is_a_miss(tmp_path, monkeypatch):
     (tmp_path / "rule.py").write_text("CODE = 'DL101'\n")
     monkeypatch.setattr(cache, "_PACKAGE", str(tmp_path))
-    cache._installation.cache_clear()
+    cache.installation.cache_clear()
     try:
-        before = cache._installation()
+        before = cache.installation()
         (tmp_path / "rule.py").write_text("CODE = 'DL102'\n")
-        cache._installation.cache_clear()
-        assert cache._installation() != before
+        cache.installation.cache_clear()
+        assert cache.installation() != before
     finally:
-        cache._installation.cache_clear()
+        cache.installation.cache_clear()
 
 
 def test_a_module_too_large_to_follow_is_recorded_by_its_bytes(project, analyses, monkeypatch):

@@ -123,6 +123,36 @@ def test_builders_are_found_transitively_and_in_classes():
     assert index.builders(module, loader_tails(DEFAULT_SETTINGS)) == {"Loaders", "via_class", "via_function"}
 
 
+def test_a_loader_class_read_only_as_a_type_builds_nothing():
+    module = ast.parse(
+        "from torch.utils.data import DataLoader\n\n"
+        "def run(loader: DataLoader) -> DataLoader:\n    seen: DataLoader = loader\n    return seen\n\n"
+        "class Engine:\n    def __init__(self, data: 'DataLoader', *rest: DataLoader):\n        self.data = data\n\n"
+        "def make(ds):\n    kind: type = DataLoader\n    return kind(ds)\n\n"
+        "def checks(x) -> bool:\n    return isinstance(x, DataLoader)\n"
+    )
+    assert index.builders(module, loader_tails(DEFAULT_SETTINGS)) == {"make", "checks"}
+
+
+# An engine that takes a loader (annotated as one) and runs it: it builds none, so a script handing it
+# a loader it got elsewhere, with no trigger token of its own, is not analysed; its twin's helper builds one.
+RUNNER = (
+    "from torch.utils.data import DataLoader\n\n\n"
+    "class Engine:\n    def __init__(self, loader: DataLoader) -> None:\n        self.loader = loader\n\n"
+    "    def run(self, epochs: int) -> None:\n        for _ in range(epochs):\n            for batch in self.loader:\n"
+    "                pass\n"
+)
+
+
+@pytest.mark.parametrize(("extra", "expected"), [("", False), (HELPED.replace("_make", "DataLoader"), True)])
+def test_an_import_naming_a_loader_only_in_annotations_admits_nothing(tmp_path, extra, expected):
+    script = "from runner import Engine\n\n\ndef main(loader):\n    Engine(loader).run(3)\n"
+    if extra:
+        script = script.replace("import Engine", "import Engine, build_loader")
+    root = tree(tmp_path, {"runner.py": RUNNER + extra, "train.py": script})
+    assert admitted(root / "train.py") is expected
+
+
 def helper_chain(n: int) -> str:  # each helper calls the next, the last builds: written top-down
     helpers = "".join(f"def h{i}():\n    return h{i + 1}()\n\n\n" for i in range(n))
     return "from torch.utils.data import DataLoader\n\n\n" + helpers + f"def h{n}():\n    return DataLoader(None)\n"

@@ -371,3 +371,25 @@ def test_an_imported_dataset_class_indexing_a_python_list_gives_dl620_where_its_
         "(data/augmented.py:42): each read copies its pages (memory grows toward workers + 1 copies); store it in "
         "numpy arrays or pyarrow instead"
     ]
+
+
+def test_the_trainer_helper_question_goes_only_to_calls_used_as_a_trainer(tmp_path, monkeypatch):
+    """Every call of an imported callee may be a helper returning a Trainer; only the one whose result
+    runs a `fit` is asked (each question may summarise a module), and the findings stay."""
+    root = _tree(tmp_path, {
+        "helpers.py": "import lightning as L\n\n\ndef build_trainer(epochs):\n"
+                      "    return L.Trainer(max_epochs=epochs)\n\n\ndef make_model():\n    return None\n\n\n"
+                      "def make_data():\n    return None\n",
+    })
+    train = root / "train.py"
+    train.write_text(
+        "import lightning as L\nfrom torch.utils.data import DataLoader\n\nfrom helpers import build_trainer, "
+        "make_data, make_model\n\n\ndef main():\n    model, data = make_model(), make_data()\n"
+        "    loader = DataLoader(data, batch_size=8, num_workers=4)\n    build_trainer(5).fit(model, loader)\n"
+    )
+    asked = []
+    real = ImportView.trainer_helper
+    monkeypatch.setattr(ImportView, "trainer_helper", lambda self, name: asked.append(name) or real(self, name))
+    found = [(line, code) for line, _, code, _ in check_source(train.read_text(), str(train))]
+    assert found == [(9, "DL402")]
+    assert asked == ["helpers.build_trainer"]

@@ -12,7 +12,7 @@ Found here, used by the iteration layer and a few rules:
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -99,7 +99,10 @@ class FrameworkUses:
         self.config_calls: List[ConfigCall] = []
         self._repeating_engines: Set[cst.Call] = set()  # Ignite engines whose run makes several passes
         self._handlers: List[Tuple[cst.BaseExpression, Scope, FunctionInfo]] = []  # (engine, scope, handler)
-        self._lightning_single_epoch = False  # every Trainer of the file is a short run
+        self._lightning_single_epoch: Optional[bool] = None  # every Trainer of the file is a short run
+        self._trainers: List[Tuple[cst.Call, Scope]] = []  # the file's Trainer constructions
+        # Calls of imported callees that are Trainers when a project helper returns one (asked lazily).
+        self._maybe_trainers: List[Tuple[cst.Call, Scope, FrozenSet[Target]]] = []
         self._fitted: Dict[ClassInfo, bool] = {}  # a Lightning class a `fit` here runs -> several epochs
         self.hook_returns: Set[cst.CSTNode] = set()  # hook returns handed to Lightning: not the hook's iteration
         self._find_calls()
@@ -213,7 +216,7 @@ class FrameworkUses:
             if not self.lightning_class(cls):
                 continue
             fitted = self._fitted.get(cls)
-            runs_again = not self._lightning_single_epoch if fitted is None else fitted
+            runs_again = not self._single_epoch() if fitted is None else fitted
             for method, returned, repeats in self._hook_returns(cls):
                 repeats_of[(method, returned)] = repeats_of.get((method, returned), False) or (repeats and runs_again)
         for (method, returned), repeats in repeats_of.items():
@@ -248,13 +251,53 @@ class FrameworkUses:
                         repeated = hook_repeats and repeats
                         self._hand(returned, hook.scope, ctx, call, repeated, F.SETS_EPOCH.lightning)
 
+    def _single_epoch(self) -> bool:
+        """Every Trainer of the file is a short run (and there is one). The helper question goes only to
+        calls that can decide: none once a Trainer built here runs several epochs."""
+        if self._lightning_single_epoch is None:
+            trainers = self._trainers
+            if all(self._short_run(call, scope) for call, scope in trainers):
+                trainers = trainers + [
+                    (call, scope) for call, scope, targets in self._maybe_trainers
+                    if self._helper_builds(targets, F.LIGHTNING_TRAINERS | F.LIGHTNING_TRAINER_FACTORIES)
+                ]
+            self._lightning_single_epoch = self._short_runs(trainers)
+        return self._lightning_single_epoch
+
+    def _framework_call(
+        self, record: CallRecord, targets: FrozenSet[Target], lightning_methods: Dict[str, F.FrameworkMethod],
+        trainer_constructors: FrozenSet[str], lightning_calls: List[Tuple[CallRecord, F.FrameworkMethod, bool]],
+    ) -> Optional[Callable[[], None]]:
+        """What the call hands to a framework, to do unless its callee turns out to build a Trainer (None:
+        nothing)."""
+        call, scope = record.node, record.ctx.scope
+        func = call.func
+        if self._builds(targets, F.IGNITE_SAMPLER_EPOCH):
+            return lambda: self.sampler_epoch.extend(
+                (arg.value, scope) for arg in call.args
+                if arg.keyword is not None and arg.keyword.value == F.IGNITE_SAMPLER_KEYWORD
+            )
+        if self._builds(targets, F.TRAINING_ARGUMENTS.names):
+            return lambda: self.config_calls.append(self._config_call(record))
+        if not isinstance(func, cst.Attribute):
+            return None
+        name = func.attr.value
+        if name in lightning_methods and (runs := self._constructions(func.value, scope, trainer_constructors)):
+            return lambda: lightning_calls.append((record, lightning_methods[name], self._short_runs(runs)))
+        if name in F.ACCELERATE_PREPARE and self._accelerator(func.value, scope):
+            return lambda: self._prepare(record)
+        if name == F.IGNITE_RUN.name and (engines := self._instance_of(func.value, scope, F.IGNITE_ENGINES)):
+            return lambda: self._ignite_run(record, engines)
+        if name == F.IGNITE_REGISTER_CALL and call.args and _fires_every_pass(call.args[0].value, scope):
+            return lambda: self._epoch_handler(func.value, call.args[1].value, scope) if len(call.args) > 1 else None
+        return None
+
     # -- every framework's calls -----------------------------------------------
     def _find_calls(self) -> None:
         """One pass over the file's calls (each callee resolved once). The Trainer a Lightning call is
         made on decides its run length; the file's Trainers together decide for hooks no `fit` here runs."""
         lightning_methods = {m.name: m for m in F.LIGHTNING_METHODS}
         trainer_constructors = F.LIGHTNING_TRAINERS | F.LIGHTNING_TRAINER_FACTORIES
-        trainers: List[Tuple[cst.Call, Scope]] = []
         lightning_calls: List[Tuple[CallRecord, F.FrameworkMethod, bool]] = []
         if not self.file.collector.imported_packages & F.FRAMEWORK_PACKAGES:
             for record in self.file.calls:  # no framework imported: an accelerator handed in, at most
@@ -265,28 +308,17 @@ class FrameworkUses:
             return
         for record in self.file.calls:
             call, scope = record.node, record.ctx.scope
-            func = call.func
-            targets = resolve(func, scope)
-            if self._builds(targets, trainer_constructors) or self._helper_builds(targets, trainer_constructors):
-                trainers.append((call, scope))
-            elif self._builds(targets, F.IGNITE_SAMPLER_EPOCH):
-                for arg in call.args:
-                    if arg.keyword is not None and arg.keyword.value == F.IGNITE_SAMPLER_KEYWORD:
-                        self.sampler_epoch.append((arg.value, scope))
-            elif self._builds(targets, F.TRAINING_ARGUMENTS.names):
-                self.config_calls.append(self._config_call(record))
-            elif isinstance(func, cst.Attribute):
-                name = func.attr.value
-                if name in lightning_methods and (runs := self._constructions(func.value, scope, trainer_constructors)):
-                    lightning_calls.append((record, lightning_methods[name], self._short_runs(runs)))
-                elif name in F.ACCELERATE_PREPARE and self._accelerator(func.value, scope):
-                    self._prepare(record)
-                elif name == F.IGNITE_RUN.name and (engines := self._instance_of(func.value, scope, F.IGNITE_ENGINES)):
-                    self._ignite_run(record, engines)
-                elif name == F.IGNITE_REGISTER_CALL and call.args and _fires_every_pass(call.args[0].value, scope):
-                    if len(call.args) > 1:
-                        self._epoch_handler(func.value, call.args[1].value, scope)
-        self._lightning_single_epoch = self._short_runs(trainers)
+            targets = resolve(call.func, scope)
+            if self._builds(targets, trainer_constructors):
+                self._trainers.append((call, scope))
+                continue
+            action = self._framework_call(record, targets, lightning_methods, trainer_constructors, lightning_calls)
+            if action is None:  # a Trainer only if a project helper returns one: asked when the run length decides
+                self._maybe_trainers.append((call, scope, targets))
+            elif self._helper_builds(targets, trainer_constructors):
+                self._trainers.append((call, scope))
+            else:
+                action()
         for record, method, short_run in lightning_calls:
             self._lightning_call(record, method, short_run)
         for info in self.file.functions.values():

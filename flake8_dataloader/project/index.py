@@ -17,7 +17,7 @@ from collections import defaultdict
 from importlib.util import decode_source
 from typing import AbstractSet, DefaultDict, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
-from ..screen.tokens import names_in
+from ..screen.tokens import names_in, names_of
 from . import reads
 from .locate import dotted_join, imported_names, locate
 from .text import ModuleText, module_text
@@ -84,7 +84,7 @@ def builders(tree: ast.AST, loader_tails: FrozenSet[str]) -> FrozenSet[str]:
     todo: List[str] = []
     for node in getattr(tree, "body", ()):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names = names_in(node) - {node.name}
+            names = code_names(node) - {node.name}
             if names & marked:
                 found.add(node.name)
                 todo.append(node.name)
@@ -97,6 +97,28 @@ def builders(tree: ast.AST, loader_tails: FrozenSet[str]) -> FrozenSet[str]:
                 found.add(definition)
                 todo.append(definition)
     return frozenset(found)
+
+
+def code_names(definition: ast.AST) -> Set[str]:
+    """``names_in`` of a def or class outside its annotations: a name read only as a type (a parameter's,
+    a return's, an annotated assignment's) builds nothing, so it does not make the def a builder."""
+    nodes: List[ast.AST] = []
+    todo: List[ast.AST] = [definition]
+    while todo:
+        node = todo.pop()
+        nodes.append(node)
+        for field, value in ast.iter_fields(node):
+            if field in _ANNOTATION_FIELDS and isinstance(node, _ANNOTATED):
+                continue
+            if isinstance(value, ast.AST):
+                todo.append(value)
+            elif isinstance(value, list):
+                todo.extend(item for item in value if isinstance(item, ast.AST))
+    return names_of(nodes)
+
+
+_ANNOTATION_FIELDS = ("annotation", "returns")
+_ANNOTATED = (ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign)
 
 
 class _Entry:

@@ -1,6 +1,7 @@
 """Imported modules read once per process: their import table and their summary.
 
-Cached by (path, mtime, size) and the loader names configured. A module is read
+Cached by (path, mtime, size) and the loader names configured, and within a cached analysis on
+disk by its text (summary_cache.py). A module is read
 and parsed, never run. One that cannot be read, decoded or parsed contributes
 nothing, and never fails the file that imports it.
 """
@@ -79,6 +80,9 @@ def _read(path: str, size: int, settings: Settings) -> ModuleEntry:
     source = _text(path)
     if source is None:
         return EMPTY_ENTRY
+    kept = _kept(path, source, settings)
+    if kept is not None:
+        return kept
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -92,19 +96,38 @@ def _read(path: str, size: int, settings: Settings) -> ModuleEntry:
     return ModuleEntry(_summarised(path, source, tree, settings), *import_table(tree))
 
 
+def _kept(path: str, source: str, settings: Settings) -> Optional[ModuleEntry]:
+    """The summary kept on disk for this text (only within a cached analysis: the findings cache's switches)."""
+    if reads.current() is None:
+        return None
+    from . import summary_cache
+
+    kept = summary_cache.lookup(path, _shown(path), source, settings.loader_names)
+    return None if kept is None else ModuleEntry(kept[0], *kept[1])
+
+
+def _shown(path: str) -> str:
+    return shown(path, project_root(os.path.dirname(path)))
+
+
 def _summarised(
     path: str, source: str, tree: ast.AST, settings: Settings, analysed: Optional[Tuple[cst.Module, FileFacts]] = None
 ) -> ModuleSummary:
-    """The summary of a module's text, from ``analysed`` (its tree and facts alone) or a parse of its own."""
+    """The summary of a module's text, from ``analysed`` (its tree and facts alone) or a parse of its own;
+    kept on disk within a cached analysis."""
     from ..facts.analysis import build_facts  # the facts load only for a module that may hold something
     from .summarise import summarise
 
     try:
         parsed_here = analysed is None
         module, facts = build_facts(source, settings.loader_names, tree) if analysed is None else analysed
-        summary = summarise(facts, module, source, tree, shown(path, project_root(os.path.dirname(path))), settings)
+        summary = summarise(facts, module, source, tree, _shown(path), settings)
         if parsed_here:
             _keep_parsed(path, source, module, facts)
+        if reads.current() is not None:
+            from . import summary_cache
+
+            summary_cache.store(path, _shown(path), source, settings.loader_names, summary, import_table(tree))
         return summary
     except (ParseFailure, RecursionError) as exc:
         LOG.info("flake8-dataloader: not following %s: %s", path, exc)
