@@ -9,11 +9,13 @@ from typing import List, Set, Tuple
 
 from flake8.options.manager import OptionManager
 
+from flake8_dataloader.engine import analyse
 from flake8_dataloader.plugin import DataLoaderChecker
 from flake8_dataloader.rules import RULES
 from flake8_dataloader.settings import Settings
 
-PROJECTS = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+PROJECTS = FIXTURES / "projects"
 EXPECT = re.compile(r"#\s*(DL\d{3}:\d+(?:\s+DL\d{3}:\d+)*)\s*$")
 OPTIONS = re.compile(r"^#\s*OPTIONS:\s*(.*)$")
 
@@ -72,3 +74,17 @@ def project_expectations(root: Path) -> Set[Tuple[str, int, int, str]]:
         relative = path.relative_to(root).as_posix()
         found |= {(relative, line, col, code) for line, col, code in expectations(path.read_text(encoding="utf-8"))}
     return found
+
+
+DEFAULT_OFF = frozenset(rule.CODE for rule in RULES if rule.DEFAULT_OFF)
+
+
+def fixture_findings(name: str) -> Set[Expectation]:
+    """The default-on findings of one fixture file, analysed with its `# OPTIONS:`."""
+    source = (FIXTURES / name).read_text(encoding="utf-8")
+    found = analyse(source, settings_from_argv(option_args(source)))
+    return {(line, col, code) for line, col, code, _ in found if code not in DEFAULT_OFF}
+
+
+def fixture_expectations(name: str) -> Set[Expectation]:
+    return expectations((FIXTURES / name).read_text(encoding="utf-8"))

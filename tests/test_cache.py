@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from flake8_dataloader import cache, engine
+from flake8_dataloader import cache
 from flake8_dataloader.plugin import DataLoaderChecker
 from flake8_dataloader.project import reads, store
 from flake8_dataloader.project.reads import Reads
@@ -35,20 +35,6 @@ def project(tmp_path, monkeypatch):
     yield root
     store.clear()
     cache.forget()
-
-
-@pytest.fixture
-def analyses(monkeypatch):
-    """How many files were analysed (cache misses)."""
-    count = [0]
-    real = engine.checked
-
-    def counting(*args, **kwargs):
-        count[0] += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(engine, "checked", counting)
-    return count
 
 
 def lint(path, settings=ON, fresh=True):

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from flake8_dataloader import cache, engine
+from flake8_dataloader import cache
 from flake8_dataloader.plugin import DataLoaderChecker
 from flake8_dataloader.project import nbqa, store
 from flake8_dataloader.settings import Settings
@@ -117,17 +117,10 @@ COPY = (
 
 
 @pytest.fixture
-def analyses(tmp_path, monkeypatch):
+def analyses(analyses, tmp_path, monkeypatch):
+    """conftest's counter, run from tmp_path, with the modules and entries read forgotten after."""
     monkeypatch.chdir(tmp_path)
-    count = [0]
-    real = engine.checked
-
-    def counting(*args, **kwargs):
-        count[0] += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(engine, "checked", counting)
-    yield count
+    yield analyses
     store.clear()
     cache.forget()
 

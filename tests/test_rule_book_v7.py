@@ -6,29 +6,13 @@ finding the decision is about (the fixtures themselves are checked in test_fixtu
 
 import pytest
 
-from flake8_dataloader.engine import analyse
-from flake8_dataloader.rules import RULES
 from flake8_dataloader.facts import analysis as analysis_module
 from flake8_dataloader.facts import changed_parameters, draws, epoch_callbacks, inspection, iteration
 from flake8_dataloader.facts.iteration import IterationFacts
 from flake8_dataloader.facts.loaders import LoaderFacts
 from flake8_dataloader.rules import dl402_persistent_workers_disabled as dl402, dl4_shared
 
-from .conftest import FIXTURES
-from .harness import expectations, option_args, settings_from_argv
-
-
-DEFAULT_OFF = {rule.CODE for rule in RULES if rule.DEFAULT_OFF}
-
-
-def findings(name):
-    source = (FIXTURES / name).read_text(encoding="utf-8")
-    found = analyse(source, settings_from_argv(option_args(source)))
-    return {(line, col, code) for line, col, code, _ in found if code not in DEFAULT_OFF}
-
-
-def stated(name):
-    return expectations((FIXTURES / name).read_text(encoding="utf-8"))
+from .harness import fixture_expectations as stated, fixture_findings as findings
 
 
 def everything_reaches(func, exprs):

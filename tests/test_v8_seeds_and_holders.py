@@ -7,26 +7,13 @@ finding the decision is about (the fixtures themselves are checked in test_fixtu
 from flake8_dataloader.facts import class_traits
 from flake8_dataloader.autofix import fix_source
 from flake8_dataloader.engine import analyse
-from flake8_dataloader.rules import RULES
 from flake8_dataloader.rules import dl105_attribute_set_after_construction as dl105
 from flake8_dataloader.rules import dl201_unseeded_dataset_rng as dl201
 from flake8_dataloader.rules import dl203_worker_seed_ignores_epoch as dl203
 from flake8_dataloader.rules import dl601_handle_shared_with_workers as dl601
 
 from .conftest import FIXTURES
-from .harness import expectations, option_args, settings_from_argv
-
-DEFAULT_OFF = {rule.CODE for rule in RULES if rule.DEFAULT_OFF}
-
-
-def findings(name):
-    source = (FIXTURES / name).read_text(encoding="utf-8")
-    found = analyse(source, settings_from_argv(option_args(source)))
-    return {(line, col, code) for line, col, code, _ in found if code not in DEFAULT_OFF}
-
-
-def stated(name):
-    return expectations((FIXTURES / name).read_text(encoding="utf-8"))
+from .harness import fixture_expectations as stated, fixture_findings as findings, settings_from_argv
 
 
 def test_dl105_mangled_guard_is_torchs_only_inside_a_class_named_dataloader(monkeypatch):
