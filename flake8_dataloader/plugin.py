@@ -11,7 +11,7 @@ import argparse
 import logging
 import os
 import sys
-from typing import FrozenSet, Iterator, List, Optional, Tuple, Type
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple, Type
 
 from . import __version__, manifest
 from .errors import STRICT_ENV
@@ -162,33 +162,36 @@ class DataLoaderChecker:
             return results
         if layout is None:
             return results
-        moved = []
+        moved, spans = [], None
         for line, column, code, message in results:
             if 0 < line < len(layout) and layout[line] != line:
-                if _ignored_inline(self.lines, line, column, code, message, self.disable_noqa):
+                spans = _noqa_spans(self.lines) if spans is None else spans  # one tokenize for all findings
+                first, last = spans.get(line, (line, line))
+                text = "".join(self.lines[first - 1:last])
+                if _ignored_inline(text, line, column, code, message, self.disable_noqa):
                     continue
                 line = layout[line]
             moved.append((line, column, code, message))
         return moved
 
 
-def _ignored_inline(lines: List[str], line: int, column: int, code: str, message: str, disable_noqa: bool) -> bool:
-    """flake8's own `# noqa` decision for a finding on ``line``, read where flake8 would read it: the line,
-    or the lines of the multi-line string it is part of."""
+def _ignored_inline(text: str, line: int, column: int, code: str, message: str, disable_noqa: bool) -> bool:
+    """flake8's own `# noqa` decision for a finding on ``line``, read in ``text``: where flake8 would read
+    it, the line or the lines of the multi-line string it is part of."""
     try:
         from flake8.violation import Violation
 
-        text = _noqa_lines(lines, line)
         return Violation(code, "", line, column + 1, message, text).is_inline_ignored(disable_noqa)
     except Exception:  # flake8's internals moved: the finding is kept
         return False
 
 
-def _noqa_lines(lines: List[str], line: int) -> str:
-    """As flake8's processor: the physical lines from one NL or NEWLINE token to the next that hold ``line``
-    (several only for a multi-line string)."""
+def _noqa_spans(lines: List[str]) -> Dict[int, Tuple[int, int]]:
+    """As flake8's processor: for each line, the physical lines from one NL or NEWLINE token to the next
+    that hold it (several only for a multi-line string). Lines the tokenizer does not reach are absent."""
     import tokenize
 
+    spans: Dict[int, Tuple[int, int]] = {}
     first, last = len(lines) + 2, -1
     try:
         for token in tokenize.generate_tokens(iter(lines).__next__):
@@ -196,12 +199,12 @@ def _noqa_lines(lines: List[str], line: int) -> str:
                 continue
             first, last = min(first, token.start[0]), max(last, token.end[0])
             if token.type in (tokenize.NL, tokenize.NEWLINE):
-                if first <= line <= last:
-                    return "".join(lines[first - 1:last])
+                for number in range(first, last + 1):
+                    spans[number] = (first, last)
                 first, last = len(lines) + 2, -1
     except (tokenize.TokenError, SyntaxError, StopIteration):
         pass
-    return lines[line - 1]
+    return spans
 
 
 def selected_codes(options: argparse.Namespace) -> Optional[FrozenSet[str]]:
