@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from typing import Callable, DefaultDict, Dict, FrozenSet, List, Set, Tuple
+from typing import Callable, DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
 
-from ..screen.tokens import holds_payload, names_cuda, names_in, names_of
+from ..screen.tokens import names_in, names_of
 
 # A class may be of a kind when its identifiers contain a part of each group (substrings, as the
 # prefilter's tokens): an IterableDataset (`__iter__`, DL103's and DL502's imported streams), or a
@@ -23,26 +23,68 @@ CLASS_KINDS = {
     "stream": (("IterableDataset", "__iter__"),),
     "rng": (("default_rng", "RandomState", "Generator", "Random"), DATASET_PARTS),
 }
-# Kinds read from a class's code rather than its identifiers (gate.py's imported_payload and
+# Kinds read from a class's code rather than its identifiers (the gate's imported_payload and
 # imported_cuda): what DL302 and DL602 read in an imported dataset class, or in a same-module def it names.
-STRUCTURAL_KINDS = {"payload": holds_payload, "cuda": names_cuda}
+STRUCTURAL_KINDS = ("payload", "cuda")
 
 
-def marked_defs(tree: ast.AST, seed: Callable[[ast.AST, Set[str]], bool]) -> FrozenSet[str]:
-    """Module-level defs and classes for which ``seed(node, its code names)`` holds, and transitively
-    those naming one of them."""
+class TopDef(NamedTuple):
+    """A module-level function or class, read once: what the index's judgements ask of it."""
+
+    name: str
+    is_class: bool
+    names: FrozenSet[str]  # its code's names outside annotations (``code_names``), its own name left out
+    payload: bool  # a lambda, a generator, or a def or class inside one of its functions (DL302)
+    cuda: bool  # `cuda` as a name or attribute, or in a string (DL602)
+
+
+def top_defs(tree: ast.AST) -> List[TopDef]:
+    found = []
+    for node in getattr(tree, "body", ()):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            nodes = _code_nodes(node)
+            # Its methods are not nested; a def inside one, or inside a function, is.
+            methods = sum(isinstance(item, _DEFINITIONS) for item in node.body) if isinstance(node, ast.ClassDef) else 0
+            nested = sum(isinstance(item, _DEFINITIONS) for item in nodes) - 1 - methods
+            payload = nested > 0 or any(isinstance(item, _PAYLOADS) for item in nodes)
+            found.append(TopDef(node.name, isinstance(node, ast.ClassDef), frozenset(names_of(nodes) - {node.name}),
+                                payload, any(_names_cuda(item) for item in nodes)))
+    return found
+
+
+def structural_kinds(defs: List[TopDef], source: str) -> Dict[str, FrozenSet[str]]:
+    """The classes of each STRUCTURAL_KINDS kind: their own code holds it, or names a def that is marked."""
+    classes = {definition.name for definition in defs if definition.is_class}
+    return {
+        "payload": marked_defs(defs, lambda definition: definition.payload) & classes,
+        "cuda": marked_defs(defs, lambda definition: definition.cuda) & classes if "cuda" in source else frozenset(),
+    }
+
+
+def _names_cuda(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and "cuda" in node.value
+    if isinstance(node, ast.Attribute):
+        return node.attr == "cuda"
+    return isinstance(node, ast.Name) and node.id == "cuda"
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_PAYLOADS = (ast.Lambda, ast.GeneratorExp, ast.Yield, ast.YieldFrom)  # as the gate's PAYLOADS
+
+
+def marked_defs(defs: List[TopDef], seed: Callable[[TopDef], bool]) -> FrozenSet[str]:
+    """Module-level defs and classes for which ``seed`` holds, and transitively those naming one of them."""
     mentioned_in: DefaultDict[str, List[str]] = defaultdict(list)  # identifier -> top-level defs naming it
     found: Set[str] = set()
     todo: List[str] = []
-    for node in getattr(tree, "body", ()):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names = code_names(node) - {node.name}
-            if seed(node, names):
-                found.add(node.name)
-                todo.append(node.name)
-            else:
-                for name in names:
-                    mentioned_in[name].append(node.name)
+    for definition in defs:
+        if seed(definition):
+            found.add(definition.name)
+            todo.append(definition.name)
+        else:
+            for name in definition.names:
+                mentioned_in[name].append(definition.name)
     while todo:  # each def is marked once; each mention is read once
         for definition in mentioned_in.pop(todo.pop(), ()):
             if definition not in found:
@@ -88,6 +130,10 @@ def loader_classes(tree: ast.AST, marked: Set[str], builders: FrozenSet[str]) ->
 def code_names(definition: ast.AST) -> Set[str]:
     """``names_in`` of a def or class outside its annotations: a name read only as a type (a parameter's,
     a return's, an annotated assignment's) builds nothing, so it does not make the def a builder."""
+    return names_of(_code_nodes(definition))
+
+
+def _code_nodes(definition: ast.AST) -> List[ast.AST]:
     nodes: List[ast.AST] = []
     todo: List[ast.AST] = [definition]
     while todo:
@@ -100,7 +146,7 @@ def code_names(definition: ast.AST) -> Set[str]:
                 todo.append(value)
             elif isinstance(value, list):
                 todo.extend(item for item in value if isinstance(item, ast.AST))
-    return names_of(nodes)
+    return nodes
 
 
 _ANNOTATION_FIELDS = ("annotation", "returns")

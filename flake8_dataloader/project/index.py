@@ -18,6 +18,7 @@ from typing import AbstractSet, Dict, FrozenSet, NamedTuple, Optional, Set, Tupl
 
 from .definitions import (  # noqa: F401 - the index's judgements, read through it by the tests
     CLASS_KINDS, DATASET_PARTS, STRUCTURAL_KINDS, class_kinds, code_names, loader_classes, marked_defs,
+    structural_kinds, top_defs,
 )
 from . import reads
 from .locate import dotted_join, imported_pairs, locate
@@ -76,7 +77,7 @@ def import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:
 def builders(tree: ast.AST, loader_tails: FrozenSet[str]) -> FrozenSet[str]:
     """Module-level functions and classes naming a loader class or, transitively, another of them."""
     marked = loader_marks(tree, loader_tails)
-    return marked_defs(tree, lambda node, names: not names.isdisjoint(marked))
+    return marked_defs(top_defs(tree), lambda definition: not definition.names.isdisjoint(marked))
 
 
 def loader_marks(tree: ast.AST, loader_tails: FrozenSet[str]) -> Set[str]:
@@ -94,6 +95,7 @@ class _Entry:
         self.readable = size <= MAX_INDEXED_BYTES  # a bigger module, or one unreadable: the index is empty
         self.text: Optional[ModuleText] = None  # None: the text tells nothing, the parse decides
         self._index: Optional[ModuleIndex] = None
+        self._structural: Optional[Dict[str, FrozenSet[str]]] = None
         if not self.readable:
             reads.observed_unread(path, MAX_INDEXED_BYTES)
             return
@@ -108,6 +110,18 @@ class _Entry:
         """Certainly no builder named ``name`` here, nor an import binding it, nor a star import."""
         text = self.text
         return text is not None and not (text.names_loader or text.star or name in text.imported)
+
+    def structural(self, kind: str) -> FrozenSet[str]:
+        """The classes of a STRUCTURAL_KINDS kind, judged on the first question of one (parsed again)."""
+        if self._structural is None:
+            self._structural = {}
+            if self.readable:
+                try:
+                    source = module_source(self.path)
+                    self._structural = structural_kinds(top_defs(ast.parse(source)), source)
+                except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+                    pass  # the summary of such a module is empty too
+        return self._structural.get(kind, frozenset())
 
     def index(self) -> ModuleIndex:
         """Parsed on the first question the text cannot answer (read again: most modules never are)."""
@@ -168,9 +182,6 @@ def _parsed(source: str, loader_tails: FrozenSet[str]) -> ModuleIndex:
     kinds, bases = class_kinds(tree, exports, source)
     loaders, custom = loader_classes(tree, loader_marks(tree, loader_tails), found) if names_loader else (
         frozenset(), frozenset())
-    classes = {node.name for node in getattr(tree, "body", ()) if isinstance(node, ast.ClassDef)}
-    for kind, seed in STRUCTURAL_KINDS.items():
-        kinds[kind] = marked_defs(tree, lambda node, names: seed(node)) & classes
     return ModuleIndex(found, exports, stars, kinds, bases, loaders, custom)
 
 
@@ -258,9 +269,12 @@ class _Lookup:
         self.kind = kind
         self.as_loader = False  # builders: the name is read as a loader where it is imported
 
-    def offered(self, index: ModuleIndex) -> FrozenSet[str]:
+    def offered(self, entry: _Entry) -> FrozenSet[str]:
+        index = entry.index()
         if self.kind == "custom":
             return index.custom
+        if self.kind in STRUCTURAL_KINDS:
+            return entry.structural(self.kind)
         if self.kind:
             return index.kinds.get(self.kind, frozenset())
         return index.builders - index.loaders if self.as_loader else index.builders
@@ -293,7 +307,7 @@ class _Lookup:
         if entry is None or (self.kind in ("", "custom") and entry.lacks(name)):
             return False  # what the parsed index would answer: no builder, no import of it, no star
         index = entry.index()
-        if name in self.offered(index):
+        if name in self.offered(entry):
             return True
         if depth <= 0:
             return False
@@ -313,8 +327,11 @@ class _Lookup:
         if self.seen.get(key, -1) >= depth:
             return False
         self.seen[key] = depth
-        index = self.index(path)
-        if self.offered(index) & self.used:
+        entry = self.entry(path)
+        if entry is None:
+            return False
+        index = entry.index()
+        if self.offered(entry) & self.used:
             return True
         if depth <= 0:
             return False

@@ -27,7 +27,7 @@ from .gate_values import (
 )
 from ..settings import GATE_ENV, Settings, gate_enabled, loader_tails  # noqa: F401 - the gate's switch, here too
 from .record import DATASET_METHODS, FRAMEWORK_CALLEES, FUNCTIONS, Record, constructed  # noqa: F401
-from .tokens import holds_payload
+from .ast_walk import nodes_of
 
 
 WORKER_KEYWORDS = frozenset({"num_workers", "dataloader_num_workers"})
@@ -41,6 +41,8 @@ SEEDERS = RNGS | {"seed", "manual_seed"}  # DL203: global seeders, RNG construct
 PERSISTENT = frozenset({"persistent_workers", "dataloader_persistent_workers"})
 PREFETCH = frozenset({"prefetch_factor", "dataloader_prefetch_factor"})
 CUDA_DEFAULTS = frozenset({"set_default_device", "set_default_tensor_type"})
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+PAYLOADS = (ast.Lambda, ast.GeneratorExp, ast.Yield, ast.YieldFrom)  # DL302's payloads wherever they are
 
 
 def _workers(record: Record) -> bool:
@@ -85,14 +87,16 @@ def _payload(record: Record) -> bool:
     """DL302: something the rule may read as unpicklable (a lambda, a generator, a def or class inside a
     function), a def or class inside a module-level statement (the `__main__` guard's), or in a notebook
     (or a file not yet decided to be none) any def or class."""
-    definitions = (*FUNCTIONS, ast.ClassDef)
     body = getattr(record.tree, "body", ())
-    if record.settings.notebook != "off" and any(isinstance(node, definitions) for node in body):
+    top = [node for node in body if isinstance(node, DEFINITIONS)]
+    if record.settings.notebook != "off" and top:
         return True
-    if holds_payload(record.tree):
+    nodes = nodes_of(record.tree)
+    if any(isinstance(node, PAYLOADS) for node in nodes):
         return True
-    return any(not isinstance(node, definitions) and any(isinstance(inner, definitions) for inner in ast.walk(node))
-               for node in body)
+    # Any def or class besides the module's own and its classes' methods is nested somewhere.
+    methods = sum(isinstance(item, DEFINITIONS) for node in top if isinstance(node, ast.ClassDef) for item in node.body)
+    return sum(isinstance(node, DEFINITIONS) for node in nodes) > len(top) + methods
 
 
 def _rejected_argument(record: Record) -> bool:

@@ -114,37 +114,6 @@ def names_in(tree: ast.AST) -> Set[str]:
     return names_of(breadth_first(tree))
 
 
-def holds_payload(tree: ast.AST) -> bool:
-    """What DL302 may read as unpicklable in this part of the code: a lambda, a generator (expression or
-    function), or a def or class inside a function."""
-    todo = [(tree, False)]
-    while todo:
-        node, in_function = todo.pop()
-        if isinstance(node, _PAYLOADS) or (in_function and isinstance(node, _DEFINITIONS)):
-            return True
-        inner = in_function or isinstance(node, _FUNCTIONS)
-        todo.extend((child, inner) for child in ast.iter_child_nodes(node))
-    return False
-
-
-def names_cuda(tree: ast.AST) -> bool:
-    """What DL602 may read as a CUDA call here: `cuda` as a name or attribute, or in a string."""
-    for node in breadth_first(tree):
-        if isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and "cuda" in node.value:
-                return True
-        elif isinstance(node, ast.Attribute) and node.attr == "cuda":
-            return True
-        elif isinstance(node, ast.Name) and node.id == "cuda":
-            return True
-    return False
-
-
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_PAYLOADS = (ast.Lambda, ast.GeneratorExp, ast.Yield, ast.YieldFrom)
-
-
 def could_trigger_in_code(tree: ast.AST, alternatives: Tuple[Alternative, ...]) -> bool:
     """Second stage on flake8's own ast: the tokens must be parts of identifiers, not of strings.
 
