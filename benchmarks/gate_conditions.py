@@ -88,7 +88,8 @@ def main() -> int:
                     if not has:
                         clean += 1
                         if args.files:
-                            print(f"    {root.name}/{path[2:]}: " + " | ".join(sorted({"+".join(a) for a in alternatives})))
+                            passing_now = sorted({"+".join(a) for a in alternatives})
+                            print(f"    {root.name}/{path[2:]}: " + " | ".join(passing_now))
                         needed.update(name for name in set().union(*alternatives)
                                       if all(name in alternative for alternative in alternatives))
                 analysed += 1

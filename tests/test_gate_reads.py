@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Dict
 
 from flake8_dataloader.engine import check_source
+from flake8_dataloader.facts.constants import DEFAULT_LOADER_NAMES
 from flake8_dataloader.project import store
 from flake8_dataloader.screen import gate
 from flake8_dataloader.settings import Settings
@@ -31,11 +32,11 @@ def _project(root: Path, files: Dict[str, str]) -> Path:
     return root
 
 
-def _decide(path: Path, code: str):
+def _decide(path: Path, code: str, settings: Settings = Settings()):
     """(the gate's answer, the codes the analysis reports) for one file with only ``code`` selected."""
     store.clear()
     source = path.read_text()
-    settings = Settings(selected=frozenset({code})).for_file(source, str(path))
+    settings = settings._replace(selected=frozenset({code})).for_file(source, str(path))
     passes = gate.may_report(ast.parse(source), settings, str(path))
     found = {c for _, _, c, _ in check_source(source, str(path), settings, use_prefilter=False) if c == code}
     store.clear()
@@ -55,6 +56,8 @@ def test_a_loader_name_from_a_module_outside_the_project_is_no_loader(tmp_path):
     })
     assert _decide(root / "elsewhere.py", "DL402") == (False, set())
     assert _decide(root / "torch_loader.py", "DL402") == (True, {"DL402"})
+    named = Settings(loader_names=DEFAULT_LOADER_NAMES | {"vendor.data.DataLoader"})  # `dataloader-names`
+    assert _decide(root / "elsewhere.py", "DL402", named) == (True, {"DL402"})
     # Bound again in the file: left to the names' closure, which passes it (the analysis, reading two
     # bindings, resolves neither).
     assert _decide(root / "rebound.py", "DL402")[0]

@@ -86,10 +86,10 @@ def marked_defs(defs: List[TopDef], seed: Callable[[TopDef], bool]) -> FrozenSet
             for name in definition.names:
                 mentioned_in[name].append(definition.name)
     while todo:  # each def is marked once; each mention is read once
-        for definition in mentioned_in.pop(todo.pop(), ()):
-            if definition not in found:
-                found.add(definition)
-                todo.append(definition)
+        for name in mentioned_in.pop(todo.pop(), ()):
+            if name not in found:
+                found.add(name)
+                todo.append(name)
     return frozenset(found)
 
 

@@ -164,7 +164,9 @@ class Record:
                     if alias.name != "*" and (alias.asname or alias.name) in self.tails:
                         dotted = module + alias.name if module.endswith(".") else f"{module}.{alias.name}"
                         imported.setdefault(alias.asname or alias.name, []).append(dotted)
-            elif any((alias.asname or alias.name.split(".")[0]) in self.tails for alias in node.names):
+            elif isinstance(node, ast.Import) and any(
+                (alias.asname or alias.name.split(".")[0]) in self.tails for alias in node.names
+            ):
                 return set()  # bound by a plain import too: left to the names' closure
         loaders = self.settings.loader_names
         candidates = {name for name, dotted in imported.items() if not any(d in loaders for d in dotted)}
@@ -178,13 +180,13 @@ class Record:
             candidates = {name for name in candidates
                           if all(locate(d, importer) is None for d in imported[name])}
         # Bound only by those imports: not assigned, defined, a parameter or a loop's target anywhere.
-        for node in nodes_of(self.tree):
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                candidates.discard(node.id)
-            elif isinstance(node, (*FUNCTIONS, ast.ClassDef)):
-                candidates.discard(node.name)
-            elif isinstance(node, ast.arg):
-                candidates.discard(node.arg)
+        for item in nodes_of(self.tree):
+            if isinstance(item, ast.Name) and not isinstance(item.ctx, ast.Load):
+                candidates.discard(item.id)
+            elif isinstance(item, (*FUNCTIONS, ast.ClassDef)):
+                candidates.discard(item.name)
+            elif isinstance(item, ast.arg):
+                candidates.discard(item.arg)
         return candidates
 
     def _follows_imports(self) -> bool:
@@ -202,7 +204,7 @@ class Record:
         kind = "" if question == "builder" else question
         imports, used = self._imports_used(question == "rng")
         # A loader subclass imported under a loader class's name is read here as a loader (``custom_loaders``).
-        return index.names_a_builder(imports, self.filename, self.tails, used, kind, self.loader_names)
+        return index.names_a_builder(imports, str(self.filename), self.tails, used, kind, self.loader_names)
 
     @property
     def custom_loaders(self) -> Set[str]:
@@ -219,7 +221,8 @@ class Record:
                 from ..project import index
 
                 module = ast.Module(body=list(self.imports), type_ignores=[])
-                self._custom = self.holders.closure(index.custom_loaders(module, self.filename, self.tails, bound))
+                found = index.custom_loaders(module, str(self.filename), self.tails, bound)
+                self._custom = self.holders.closure(found)
         return self._custom
 
     def is_custom(self, call: ast.Call) -> bool:
