@@ -53,6 +53,7 @@ def main() -> int:
     parser.add_argument("trees", nargs="+", type=Path)
     parser.add_argument("--findings", type=Path, required=True)
     parser.add_argument("--all-codes", action="store_true", help="select the opt-in codes too")
+    parser.add_argument("--files", action="store_true", help="list each such file with its passing alternatives")
     args = parser.parse_args()
     settings = Settings()
     if args.all_codes:
@@ -81,11 +82,14 @@ def main() -> int:
                         continue
                     by_index += 1
                 else:
-                    alternatives = passing(gate.Record(tree_ast, settings, path), codes)
+                    alternatives = passing(gate.Record(tree_ast, settings.for_file(source, path), path), codes)
                     if not alternatives:
                         continue
                     if not has:
                         clean += 1
+                        if args.files:
+                            passing_now = sorted({"+".join(a) for a in alternatives})
+                            print(f"    {root.name}/{path[2:]}: " + " | ".join(passing_now))
                         needed.update(name for name in set().union(*alternatives)
                                       if all(name in alternative for alternative in alternatives))
                 analysed += 1

@@ -51,6 +51,7 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 Result = Tuple[int, int, str, str]
 DAY = 24 * 3600
 PRUNE_AFTER = 30 * DAY  # an entry not served for this long is deleted
+SUMMARIES = "summaries"  # project/summary_cache.py's folder inside DIRECTORY
 _PRUNED = ".pruned"  # its modification time: when the directory was last pruned
 
 
@@ -189,15 +190,20 @@ def lookup(keys: Keys, root: str = ".") -> Optional[List[Result]]:
             return None
         if not all(_holds(path, seen) for path, seen in probes.items()):
             return None
-        if time.time() - written > DAY:  # served: renewed, so that pruning keeps it
-            with contextlib.suppress(OSError):
-                os.utime(_path(keys.slot, root))
+        renew_served(_path(keys.slot, root), written)
         return [(int(line), int(column), str(code), str(message)) for line, column, code, message in entry["results"]]
     except FileNotFoundError:
         return None
     except Exception as exc:  # a corrupt or foreign entry: analysed again
         LOG.debug("flake8-dataloader: cache entry %s unusable: %s: %s", keys.slot, type(exc).__name__, exc)
         return None
+
+
+def renew_served(entry: str, written: float) -> None:
+    """A served entry's time, renewed at most once a day, so that pruning keeps it."""
+    if time.time() - written > DAY:
+        with contextlib.suppress(OSError):
+            os.utime(entry)
 
 
 def store(keys: Keys, reads: Reads, results: List[Result], root: str = ".") -> None:
@@ -243,19 +249,24 @@ def prune_now_and_then(directory: str, now: Optional[float] = None) -> None:
 
 def prune(directory: str, now: float) -> None:
     """Delete the entries not served for PRUNE_AFTER, those of files that no longer exist, and
-    temporary files a killed process left (a day old)."""
-    for item in os.scandir(directory):
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            age = now - item.stat().st_mtime
-            if item.name.endswith(".json"):
-                if age <= PRUNE_AFTER:
-                    with open(item.path, encoding="utf-8") as handle:
-                        path = json.load(handle).get("path")
-                    if not isinstance(path, str) or not path or os.path.exists(path):
-                        continue
-                os.unlink(item.path)
-            elif item.name.startswith(".tmp-") and age > DAY:
-                os.unlink(item.path)
+    temporary files a killed process left (a day old); module summaries (a key line, then the
+    entry) alike."""
+    summaries = os.path.join(directory, SUMMARIES)
+    for folder in (directory, summaries) if os.path.isdir(summaries) else (directory,):
+        for item in os.scandir(folder):
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError):
+                age = now - item.stat().st_mtime
+                if item.name.endswith(".json"):
+                    if age <= PRUNE_AFTER:
+                        with open(item.path, encoding="utf-8") as handle:
+                            text = handle.read()
+                        entry = json.loads(text.partition("\n")[2] if folder == summaries else text)
+                        path = entry.get("path")
+                        if not isinstance(path, str) or not path or os.path.exists(path):
+                            continue
+                    os.unlink(item.path)
+                elif item.name.startswith(".tmp-") and age > DAY:
+                    os.unlink(item.path)
 
 
 def prepare(root: str) -> str:

@@ -33,7 +33,7 @@ def _cases() -> List[Case]:
     cases = []
     for path in fixture_files(FIXTURES):
         source = path.read_text(encoding="utf-8")
-        settings = settings_from_argv(option_args(source))._replace(selected=EVERY_CODE)
+        settings = settings_from_argv(option_args(source))._replace(selected=EVERY_CODE).for_file(source, str(path))
         tree = ast.parse(source)
         for code in sorted({code for _, _, code, _ in analyse(source, settings, use_prefilter=False)}):
             cases.append(Case(path, code, tree, settings, None))
@@ -45,7 +45,7 @@ def _cases() -> List[Case]:
                 tree = ast.parse(source)
             except SyntaxError:  # a module that cannot be read (flake8 hands no tree for it either)
                 continue
-            settings = Settings()._replace(selected=EVERY_CODE)
+            settings = Settings()._replace(selected=EVERY_CODE).for_file(source, str(path))
             found = check_source(source, str(path), settings, use_prefilter=False)
             for code in sorted({code for _, _, code, _ in found}):
                 cases.append(Case(path, code, tree, settings, str(path)))

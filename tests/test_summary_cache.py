@@ -134,3 +134,36 @@ def test_flake8_j2_and_a_second_run_share_the_summaries(tmp_path):
     assert second.stdout == first.stdout and first.stdout.count("DL") >= 5
     assert sorted(p.name for p in (project / ".flake8_dataloader_cache" / "summaries").iterdir()) == kept
     assert Path(project / ".flake8_dataloader_cache" / "CACHEDIR.TAG").is_file()
+
+
+def test_pruning_drops_summaries_of_modules_gone_or_not_served_for_30_days(tmp_path, monkeypatch):
+    """A served summary is renewed at most once a day; the day's first write prunes the summaries as it
+    prunes findings: a module deleted, or a summary not served for 30 days, loses its entry."""
+    import time
+
+    from flake8_dataloader import cache
+
+    monkeypatch.chdir(tmp_path)
+    modules = {name: tmp_path / f"{name}.py" for name in ("kept", "deleted", "unserved")}
+    for module in modules.values():
+        module.write_text(DATASET)
+        with Reads():
+            store.entry(str(module), DEFAULT_SETTINGS)
+    folder = tmp_path / cache.DIRECTORY / cache.SUMMARIES
+    entries = {name: folder / (summary_cache._keys(str(m), str(m), DATASET, DEFAULT_SETTINGS.loader_names)[0] + ".json")
+               for name, m in modules.items()}
+    assert all(entry.exists() for entry in entries.values())
+
+    def age(path, days):
+        when = time.time() - days * cache.DAY
+        os.utime(path, (when, when))
+
+    age(entries["kept"], 40)
+    store.clear()
+    with Reads():
+        store.entry(str(modules["kept"]), DEFAULT_SETTINGS)  # served 40 days after its last renewal: renewed
+    assert time.time() - entries["kept"].stat().st_mtime < 60
+    modules["deleted"].unlink()
+    age(entries["unserved"], 31)
+    cache.prune(str(tmp_path / cache.DIRECTORY), time.time())
+    assert sorted(p.name for p in folder.iterdir()) == [entries["kept"].name]

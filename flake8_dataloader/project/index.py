@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import ast
 import os
-from collections import defaultdict
 from importlib.util import decode_source
-from typing import AbstractSet, DefaultDict, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
+from typing import AbstractSet, Dict, FrozenSet, NamedTuple, Optional, Set, Tuple
 
-from ..screen.tokens import names_in, names_of
+from .definitions import (  # noqa: F401 - the index's judgements, read through it by the tests
+    CLASS_KINDS, DATASET_PARTS, STRUCTURAL_KINDS, class_kinds, code_names, loader_classes, marked_defs,
+    structural_kinds, top_defs,
+)
 from . import reads
-from .locate import dotted_join, imported_names, locate
+from .locate import dotted_join, imported_pairs, locate
 from .text import ModuleText, module_text
 
 # The bounds of every module lookup for one linted file (project/view.py reads them from here).
@@ -37,17 +39,14 @@ class ModuleIndex(NamedTuple):
     # themselves or through a base of the same module; and each class's imported bases, to follow.
     kinds: Dict[str, FrozenSet[str]] = {}
     bases: Dict[str, Tuple[str, ...]] = {}
+    # Loader subclasses (a same-module base chain reaching a loader class) that build nothing else: called
+    # under a loader class's name they are read as loader calls, not as factories. Among all loader
+    # subclasses, those with an `__init__` in that chain: what a call omits may be set there.
+    loaders: FrozenSet[str] = frozenset()
+    custom: FrozenSet[str] = frozenset()
 
 
 EMPTY_INDEX = ModuleIndex(frozenset(), {}, ())
-# A class may be of a kind when its identifiers contain a part of each group (substrings, as the
-# prefilter's tokens): an IterableDataset (`__iter__`, DL103's and DL502's imported streams), or a
-# dataset class holding an RNG (DL201's dataset base class in another module, rule book v7).
-DATASET_PARTS = ("Dataset", "torchvision", "__getitem__", "__getitems__", "__iter__")
-CLASS_KINDS = {
-    "stream": (("IterableDataset", "__iter__"),),
-    "rng": (("default_rng", "RandomState", "Generator", "Random"), DATASET_PARTS),
-}
 _CACHE: Dict[Tuple[str, int, int, FrozenSet[str]], "_Entry"] = {}
 
 
@@ -77,48 +76,14 @@ def import_table(tree: ast.AST) -> Tuple[Dict[str, str], Tuple[str, ...]]:
 
 def builders(tree: ast.AST, loader_tails: FrozenSet[str]) -> FrozenSet[str]:
     """Module-level functions and classes naming a loader class or, transitively, another of them."""
+    marked = loader_marks(tree, loader_tails)
+    return marked_defs(top_defs(tree), lambda definition: not definition.names.isdisjoint(marked))
+
+
+def loader_marks(tree: ast.AST, loader_tails: FrozenSet[str]) -> Set[str]:
+    """The loader classes' names as this module spells them: their tails and the imports binding one."""
     exports, _ = import_table(tree)
-    marked = set(loader_tails) | {name for name, dotted in exports.items() if dotted.rsplit(".", 1)[-1] in loader_tails}
-    mentioned_in: DefaultDict[str, List[str]] = defaultdict(list)  # identifier -> top-level defs naming it
-    found: Set[str] = set()
-    todo: List[str] = []
-    for node in getattr(tree, "body", ()):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names = code_names(node) - {node.name}
-            if names & marked:
-                found.add(node.name)
-                todo.append(node.name)
-            else:
-                for name in names:
-                    mentioned_in[name].append(node.name)
-    while todo:  # each def is marked once; each mention is read once
-        for definition in mentioned_in.pop(todo.pop(), ()):
-            if definition not in found:
-                found.add(definition)
-                todo.append(definition)
-    return frozenset(found)
-
-
-def code_names(definition: ast.AST) -> Set[str]:
-    """``names_in`` of a def or class outside its annotations: a name read only as a type (a parameter's,
-    a return's, an annotated assignment's) builds nothing, so it does not make the def a builder."""
-    nodes: List[ast.AST] = []
-    todo: List[ast.AST] = [definition]
-    while todo:
-        node = todo.pop()
-        nodes.append(node)
-        for field, value in ast.iter_fields(node):
-            if field in _ANNOTATION_FIELDS and isinstance(node, _ANNOTATED):
-                continue
-            if isinstance(value, ast.AST):
-                todo.append(value)
-            elif isinstance(value, list):
-                todo.extend(item for item in value if isinstance(item, ast.AST))
-    return names_of(nodes)
-
-
-_ANNOTATION_FIELDS = ("annotation", "returns")
-_ANNOTATED = (ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign)
+    return set(loader_tails) | {name for name, dotted in exports.items() if dotted.rsplit(".", 1)[-1] in loader_tails}
 
 
 class _Entry:
@@ -130,6 +95,7 @@ class _Entry:
         self.readable = size <= MAX_INDEXED_BYTES  # a bigger module, or one unreadable: the index is empty
         self.text: Optional[ModuleText] = None  # None: the text tells nothing, the parse decides
         self._index: Optional[ModuleIndex] = None
+        self._structural: Optional[Dict[str, FrozenSet[str]]] = None
         if not self.readable:
             reads.observed_unread(path, MAX_INDEXED_BYTES)
             return
@@ -144,6 +110,18 @@ class _Entry:
         """Certainly no builder named ``name`` here, nor an import binding it, nor a star import."""
         text = self.text
         return text is not None and not (text.names_loader or text.star or name in text.imported)
+
+    def structural(self, kind: str) -> FrozenSet[str]:
+        """The classes of a STRUCTURAL_KINDS kind, judged on the first question of one (parsed again)."""
+        if self._structural is None:
+            self._structural = {}
+            if self.readable:
+                try:
+                    source = module_source(self.path)
+                    self._structural = structural_kinds(top_defs(ast.parse(source)), source)
+                except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+                    pass  # the summary of such a module is empty too
+        return self._structural.get(kind, frozenset())
 
     def index(self) -> ModuleIndex:
         """Parsed on the first question the text cannot answer (read again: most modules never are)."""
@@ -198,94 +176,55 @@ def _parsed(source: str, loader_tails: FrozenSet[str]) -> ModuleIndex:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return EMPTY_INDEX  # the summary of such a module is empty too
     # A module whose text names no loader class builds none itself (most modules): no walk for it.
-    found = builders(tree, loader_tails) if any(tail in source for tail in loader_tails) else frozenset()
+    names_loader = any(tail in source for tail in loader_tails)
+    found = builders(tree, loader_tails) if names_loader else frozenset()
     exports, stars = import_table(tree)
     kinds, bases = class_kinds(tree, exports, source)
-    return ModuleIndex(found, exports, stars, kinds, bases)
-
-
-def class_kinds(
-    tree: ast.AST, exports: Dict[str, str], source: str
-) -> Tuple[Dict[str, FrozenSet[str]], Dict[str, Tuple[str, ...]]]:
-    """Per kind, the module-level classes that may be of it (own identifiers, or a base of this module
-    that may be); and the bases each class imports (their dotted names), followed by the lookup.
-
-    An identifier is a substring of an ASCII ``source``, so a kind whose groups the text does not
-    all meet marks no class there, and no class's identifiers are collected for it."""
-    possible = [
-        kind
-        for kind, groups in CLASS_KINDS.items()
-        if not source.isascii() or all(any(part in source for part in group) for group in groups)
-    ]
-    classes = [node for node in getattr(tree, "body", ()) if isinstance(node, ast.ClassDef)]
-    local_bases: Dict[str, List[str]] = {}
-    imported: Dict[str, Tuple[str, ...]] = {}
-    named: Dict[str, Set[str]] = {}
-    for node in classes:
-        names = {base.id for base in node.bases if isinstance(base, ast.Name)}
-        roots = [_root(base) for base in node.bases]
-        local_bases[node.name] = sorted(names & {c.name for c in classes})
-        imported[node.name] = tuple(_dotted(base, exports) for base, root in zip(node.bases, roots) if root in exports)
-        if possible:
-            named[node.name] = names_in(node)
-    kinds: Dict[str, FrozenSet[str]] = {kind: frozenset() for kind in CLASS_KINDS}
-    for kind in possible:
-        groups = CLASS_KINDS[kind]
-        marked = {name for name, ids in named.items() if all(any(p in i for i in ids for p in g) for g in groups)}
-        changed = True
-        while changed:  # a chain of classes within one module: each pass marks at least one more, or stops
-            changed = False
-            for name, local in local_bases.items():
-                if name not in marked and any(base in marked for base in local):
-                    marked.add(name)
-                    changed = True
-        kinds[kind] = frozenset(marked)
-    followed: Dict[str, Tuple[str, ...]] = {}
-    for name in local_bases:  # a class's imported bases, with those of its bases in this module
-        seen, todo = {name}, [name]
-        found: List[str] = []
-        while todo:
-            current = todo.pop()
-            found.extend(imported.get(current, ()))
-            for base in local_bases.get(current, ()):
-                if base not in seen:
-                    seen.add(base)
-                    todo.append(base)
-        if found:
-            followed[name] = tuple(dict.fromkeys(found))
-    return kinds, followed
-
-
-def _root(node: ast.AST) -> str:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else ""
-
-
-def _dotted(node: ast.AST, exports: Dict[str, str]) -> str:
-    parts: List[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    base = exports[node.id] if isinstance(node, ast.Name) else ""
-    return ".".join([base, *reversed(parts)]) if parts else base
+    loaders, custom = loader_classes(tree, loader_marks(tree, loader_tails), found) if names_loader else (
+        frozenset(), frozenset())
+    return ModuleIndex(found, exports, stars, kinds, bases, loaders, custom)
 
 
 def names_a_builder(
-    tree: ast.AST, filename: str, loader_tails: FrozenSet[str], used: AbstractSet[str], kind: str = ""
+    tree: ast.AST,
+    filename: str,
+    loader_tails: FrozenSet[str],
+    used: AbstractSet[str],
+    kind: str = "",
+    read_as_loaders: AbstractSet[str] = frozenset(),
 ) -> bool:
     """Some import of the file (at any level) may name a loader-building function or class of its project.
 
-    ``kind``: instead of a builder, a class of that kind of CLASS_KINDS (or one subclassing such a
-    class through the project's modules). ``used``: the file's identifiers. A module imported whole
-    (`import data`, `from pkg import data`) is used through attributes, so only its names the file mentions count. Past
-    MAX_MODULES_PER_FILE modules the answer is yes: the file is analysed, as without this stage.
+    ``kind``: instead of a builder, a class of that kind of CLASS_KINDS or STRUCTURAL_KINDS (or one
+    subclassing such a class through the project's modules). ``used``: the file's identifiers. A module
+    imported whole (`import data`, `from pkg import data`) is used through attributes, so only its names
+    the file mentions count. ``read_as_loaders``: names the file binds by import whose calls the caller
+    reads as loader calls; a loader subclass imported under one is no factory. Past MAX_MODULES_PER_FILE
+    modules the answer is yes: the file is analysed, as without this stage.
     """
     lookup = _Lookup(os.path.abspath(filename), loader_tails, used, set(), MAX_MODULES_PER_FILE, kind)
     try:
-        return any(lookup.offers(name, lookup.importer, MAX_REEXPORTS) for name in imported_names(tree))
+        for dotted, local in imported_pairs(tree):
+            lookup.as_loader = local in read_as_loaders
+            if lookup.offers(dotted, lookup.importer, MAX_REEXPORTS):
+                return True
+        return False
     except _TooMany:
         return True
+
+
+def custom_loaders(tree: ast.AST, filename: str, loader_tails: FrozenSet[str], names: AbstractSet[str]) -> Set[str]:
+    """Which of ``names``, bound by the file's imports, name a loader subclass of its project with an
+    `__init__` (what its calls omit may be set there). Past MAX_MODULES_PER_FILE modules: all of them."""
+    lookup = _Lookup(os.path.abspath(filename), loader_tails, names, set(), MAX_MODULES_PER_FILE, "custom")
+    found: Set[str] = set()
+    try:
+        for dotted, local in imported_pairs(tree):
+            if local in names and local not in found and lookup.offers(dotted, lookup.importer, MAX_REEXPORTS):
+                found.add(local)
+    except _TooMany:
+        return set(names)
+    return found
 
 
 def may_build(
@@ -320,15 +259,25 @@ class _Lookup:
         self.importer = importer
         self.loader_tails = loader_tails
         self.used = used  # the linted file's identifiers
-        # (module, name) -> the most re-export hops left when it was asked: asked again only with more
-        # left, so the answer does not depend on the order of the file's imports, and grows with ``used``.
-        self.seen: Dict[Tuple[str, str], int] = {}
+        # (module, name, as_loader) -> the most re-export hops left when it was asked: asked again only with
+        # more left, so the answer does not depend on the order of the file's imports, and grows with ``used``.
+        self.seen: Dict[Tuple[str, str, bool], int] = {}
         self.modules = modules  # every module read for the linted file, at most ``bound``
         self.bound = bound
-        self.kind = kind  # "" for builders, else a key of CLASS_KINDS
+        # "" for builders, "custom" for loader subclasses with an `__init__`, else a key of CLASS_KINDS or
+        # STRUCTURAL_KINDS (classes, followed through their bases too).
+        self.kind = kind
+        self.as_loader = False  # builders: the name is read as a loader where it is imported
 
-    def offered(self, index: ModuleIndex) -> FrozenSet[str]:
-        return index.kinds.get(self.kind, frozenset()) if self.kind else index.builders
+    def offered(self, entry: _Entry) -> FrozenSet[str]:
+        index = entry.index()
+        if self.kind == "custom":
+            return index.custom
+        if self.kind in STRUCTURAL_KINDS:
+            return entry.structural(self.kind)
+        if self.kind:
+            return index.kinds.get(self.kind, frozenset())
+        return index.builders - index.loaders if self.as_loader else index.builders
 
     def entry(self, path: str) -> Optional[_Entry]:
         if path not in self.modules:
@@ -350,34 +299,43 @@ class _Lookup:
         return self.name_offers(location.path, location.rest[0], depth)
 
     def name_offers(self, path: str, name: str, depth: int) -> bool:
-        if self.seen.get((path, name), -1) >= depth:
+        key = (path, name, self.as_loader)
+        if self.seen.get(key, -1) >= depth:
             return False
-        self.seen[(path, name)] = depth
+        self.seen[key] = depth
         entry = self.entry(path)
-        if entry is None or (not self.kind and entry.lacks(name)):
+        if entry is None or (self.kind in ("", "custom") and entry.lacks(name)):
             return False  # what the parsed index would answer: no builder, no import of it, no star
         index = entry.index()
-        if name in self.offered(index):
+        if name in self.offered(entry):
             return True
         if depth <= 0:
             return False
-        if self.kind and any(self.offers(base, path, depth - 1) for base in index.bases.get(name, ())):
+        if self.follows_bases and any(self.offers(base, path, depth - 1) for base in index.bases.get(name, ())):
             return True
         if name in index.exports:
             return self.offers(index.exports[name], path, depth - 1)
         return any(self.offers(dotted_join(star, name), path, depth - 1) for star in index.stars)
 
+    @property
+    def follows_bases(self) -> bool:
+        return self.kind not in ("", "custom")
+
     def module_offers(self, path: str, depth: int) -> bool:
         """A module imported whole: a builder, or a re-export, among the names the file mentions."""
-        if self.seen.get((path, ""), -1) >= depth:
+        key = (path, "", self.as_loader)
+        if self.seen.get(key, -1) >= depth:
             return False
-        self.seen[(path, "")] = depth
-        index = self.index(path)
-        if self.offered(index) & self.used:
+        self.seen[key] = depth
+        entry = self.entry(path)
+        if entry is None:
+            return False
+        index = entry.index()
+        if self.offered(entry) & self.used:
             return True
         if depth <= 0:
             return False
-        mentioned = sorted(index.bases.keys() & self.used) if self.kind else []
+        mentioned = sorted(index.bases.keys() & self.used) if self.follows_bases else []
         if any(self.offers(base, path, depth - 1) for name in mentioned for base in index.bases[name]):
             return True
         if any(self.offers(index.exports[name], path, depth - 1) for name in sorted(index.exports.keys() & self.used)):

@@ -170,14 +170,20 @@ def shown(path: str, root: str) -> str:
 
 def imported_names(tree: ast.AST) -> Iterator[str]:
     """The dotted name each import of the file (at any level) names; `from m import *` names m."""
+    return (dotted for dotted, _ in imported_pairs(tree))
+
+
+def imported_pairs(tree: ast.AST) -> Iterator[Tuple[str, str]]:
+    """``imported_names`` with the name each binds in the file ("*" for a star import)."""
     for node in import_statements(tree):
         if isinstance(node, ast.ImportFrom):
             module = "." * (node.level or 0) + (node.module or "")
             for alias in node.names:
-                yield module if alias.name == "*" else dotted_join(module, alias.name)
+                local = alias.asname or alias.name
+                yield (module, "*") if alias.name == "*" else (dotted_join(module, alias.name), local)
         else:
             for alias in node.names:
-                yield alias.name
+                yield alias.name, alias.asname or alias.name.split(".", 1)[0]
 
 
 # Where statements hold statements. No expression holds one, so walking these alone meets every import.

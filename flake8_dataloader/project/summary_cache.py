@@ -26,7 +26,6 @@ from ..facts.states import OMITTED, Known, Unknown, _Omitted
 LOG = logging.getLogger("flake8.dataloader")
 
 FORMAT = 1
-SUBDIRECTORY = "summaries"
 _TUPLES = {cls.__name__: cls for cls in (
     CallableSummary, DatasetSummary, FactorySummary, LoaderSummary, ModuleSummary, Origin, Signature,
 )}
@@ -87,10 +86,11 @@ def _decode(value: Any) -> Any:
     raise ValueError(f"unknown tag {tag!r}")
 
 
-def encode(summary: ModuleSummary, exports: Exports) -> Optional[str]:
-    """The entry's text (None: a value JSON cannot carry)."""
+def encode(summary: ModuleSummary, exports: Exports, path: str = "") -> Optional[str]:
+    """The entry's text (None: a value JSON cannot carry); ``path``: the module's, for pruning."""
     try:
-        return json.dumps({"summary": _encode(summary), "exports": exports[0], "stars": list(exports[1])})
+        entry = {"summary": _encode(summary), "exports": exports[0], "stars": list(exports[1])}
+        return json.dumps({**entry, "path": path} if path else entry)
     except (_Unsupported, ValueError, TypeError, RecursionError):
         return None
 
@@ -103,6 +103,12 @@ def decode(text: str) -> Tuple[ModuleSummary, Exports]:
     return summary, ({str(k): str(v) for k, v in entry["exports"].items()}, tuple(str(s) for s in entry["stars"]))
 
 
+def renew(entry: str, written: float) -> None:
+    from ..cache import renew_served
+
+    renew_served(entry, written)
+
+
 def _keys(path: str, shown: str, source: str, loader_names: FrozenSet[str]) -> Tuple[str, str]:
     from ..cache import hash_parts, installation
     from .reads import sha256_hex
@@ -113,9 +119,9 @@ def _keys(path: str, shown: str, source: str, loader_names: FrozenSet[str]) -> T
 
 
 def _file(slot: str, root: str) -> str:
-    from ..cache import DIRECTORY
+    from ..cache import DIRECTORY, SUMMARIES
 
-    return os.path.join(root, DIRECTORY, SUBDIRECTORY, slot + ".json")
+    return os.path.join(root, DIRECTORY, SUMMARIES, slot + ".json")
 
 
 def lookup(
@@ -126,8 +132,13 @@ def lookup(
         slot, key = _keys(path, shown, source, loader_names)
         with open(_file(slot, root), encoding="utf-8") as handle:
             kept = handle.read()
+            written = os.fstat(handle.fileno()).st_mtime
         stored_key, _, text = kept.partition("\n")
-        return decode(text) if stored_key == key else None
+        if stored_key != key:
+            return None
+        found = decode(text)
+        renew(_file(slot, root), written)  # served: pruning keeps it
+        return found
     except FileNotFoundError:
         return None
     except Exception as exc:  # a corrupt or foreign entry: summarised again
@@ -143,7 +154,7 @@ def store(
     try:
         from ..cache import prepare, write
 
-        text = encode(summary, exports)
+        text = encode(summary, exports, os.path.abspath(path))
         if text is None:
             return
         slot, key = _keys(path, shown, source, loader_names)

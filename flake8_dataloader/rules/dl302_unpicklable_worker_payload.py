@@ -138,7 +138,7 @@ class UnpicklableWorkerPayload(Rule):
         "workers import the script without running that block and fail with \"Can't get attribute '{name}'\"; "
         "move it to module level or a module of its own"
     )
-    CONDITION = (("workers",), ("imported_builder",))
+    CONDITION = (("workers", "payload"), ("workers", "imported_payload"), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod

@@ -252,7 +252,7 @@ class PersistentWorkersDisabled(Rule):
     FRAMEWORK_MESSAGE = (
         "the Trainer restarts its DataLoader workers every epoch and at each evaluation; pass {fix} to keep them"
     )
-    CONDITION = (("workers",), ("imported_builder",))
+    CONDITION = (("restartable",), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER_OR_CONFIG
 
     @classmethod

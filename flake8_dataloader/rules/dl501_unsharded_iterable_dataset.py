@@ -132,7 +132,7 @@ class UnshardedIterableDataset(Rule):
         "IterableDataset {klass} is not split by get_worker_info(): each worker yields the whole stream "
         "({workers}: every sample once per worker); shard it in __iter__ by worker id"
     )
-    CONDITION = (("workers",), ("imported_builder",))
+    CONDITION = (("workers", "stream_class"), ("workers", "imported_stream"), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod

@@ -122,7 +122,7 @@ class CudaInWorkerCode(Rule):
         "CUDA used in {where}, which runs in the loader's workers (fork: 'Cannot re-initialize CUDA'; spawn: a "
         "CUDA context per worker); return CPU tensors and move batches in the training loop (pin_memory=True)"
     )
-    CONDITION = (("workers",), ("imported_builder",))
+    CONDITION = (("workers", "cuda"), ("workers", "imported_cuda"), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod

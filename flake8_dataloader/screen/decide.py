@@ -27,7 +27,8 @@ def may_find(source: str, settings: Settings, tree: Optional[ast.AST] = None, fi
             return True
         from .gate import gate_enabled, may_report  # the ast only: no LibCST
 
-        return not gate_enabled(settings) or may_report(tree, settings, filename)
+        # Whether the file is a notebook decides what DL302 may read (any def of a notebook's cells).
+        return not gate_enabled(settings) or may_report(tree, settings.for_file(source, filename or ""), filename)
     if filename is None or not _may_import_a_loader(source, settings, filename):
         return False  # decided on the text: the project index's imports cost 3 ms
     if tree is not None and not uses_loader_word(identifiers(tree)):

@@ -17,27 +17,23 @@ same either way (tests/test_gate.py, benchmarks/real_trees.py --no-gate).
 from __future__ import annotations
 
 import ast
-import os
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 from .. import manifest
-from .ast_walk import nodes_of
-from .gate_names import Holders, chain, class_names, is_partial
+from .gate_names import class_names
 from .gate_values import (
-    POSITIONS, Arguments, KnownValues, Sources, falsy, given, is_falsy, is_zero, literal, may_be_rejected, not_none,
+    POSITIONS, Arguments, falsy, given, is_falsy, is_zero, literal, may_be_rejected, not_none,
     splat,
 )
 from ..settings import GATE_ENV, Settings, gate_enabled, loader_tails  # noqa: F401 - the gate's switch, here too
-from .tokens import identifiers
+from .record import DATASET_METHODS, FRAMEWORK_CALLEES, FUNCTIONS, Record, constructed  # noqa: F401
+from .ast_walk import nodes_of
 
 
-# Callees that take DataLoader's keywords besides the loader classes.
-FRAMEWORK_CALLEES = frozenset({"auto_dataloader", "TrainingArguments", "Seq2SeqTrainingArguments"})
 WORKER_KEYWORDS = frozenset({"num_workers", "dataloader_num_workers"})
 SET_AFTER_CONSTRUCTION = frozenset(
     {"dataset", "batch_size", "sampler", "batch_sampler", "drop_last", "persistent_workers"}
 )
-DATASET_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__"})
 # The last names of DL601's openers and DL201's RNG constructors (`np.load` only opens an `.npz`).
 OPENERS = frozenset({"open", "File", "connect", "ZipFile", "open_file", "HDFStore", "ParquetFile", "memory_map"})
 RNGS = frozenset({"default_rng", "RandomState", "Generator", "Random"})
@@ -45,176 +41,8 @@ SEEDERS = RNGS | {"seed", "manual_seed"}  # DL203: global seeders, RNG construct
 PERSISTENT = frozenset({"persistent_workers", "dataloader_persistent_workers"})
 PREFETCH = frozenset({"prefetch_factor", "dataloader_prefetch_factor"})
 CUDA_DEFAULTS = frozenset({"set_default_device", "set_default_tensor_type"})
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-# Every node type Record's walk looks at.
-_RECORDED = (
-    ast.Call, ast.Attribute, ast.Constant, ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor,
-    ast.comprehension, ast.While, ast.withitem, ast.Import, ast.ImportFrom, ast.alias, *FUNCTIONS, ast.Lambda,
-    ast.ClassDef,
-)
-
-
-class Record:
-    """What one walk over flake8's ast saw (and, lazily, what the project index answers)."""
-
-    def __init__(self, tree: ast.AST, settings: Settings, filename: Optional[str]) -> None:
-        self.settings, self.filename, self.tree = settings, filename, tree
-        self.ids: Set[str] = set(identifiers(tree))
-        self.tails = loader_tails(settings)
-        self.loops = self.classes_with_bases = self.npz = self.cuda_text = False
-        self.dataset_methods: Set[str] = set()  # `__getitem__`, `__getitems__`, `__iter__` defined here
-        self.iter_returns_self = False  # an `__iter__` returning `self` or something held on it (DL502)
-        self.stored: Set[str] = set()  # attributes assigned, on anything but `self`
-        self.stored_on_self: Set[str] = set()
-        # The callees of calls whose result is assigned to an attribute or a name (a local handle a dataset
-        # may store: `h5 = h5py.File(p)` then `self.images = h5["images"]`).
-        self.stored_calls: Set[str] = set()
-        self.assigned_rngs: Set[str] = set()  # the same for any assignment, `.seed(...)` chains stripped
-        self.classes: Dict[str, Set[str]] = {}  # class of this file -> the names its bases read
-        self.initialised: Set[str] = set()  # classes of this file defining `__init__`
-        self.imports: List[ast.stmt] = []
-        self.reached: Set[str] = set()  # the names along each callee and class base (`m.make` -> m, make)
-        self.method_bases: Set[str] = set()  # the same for the bases of classes defining a method
-        self.calls: List[ast.Call] = []
-        self.callees: Set[str] = set()
-        self._project: Dict[str, bool] = {}
-        self.sources = Sources()
-        self._known: Optional[KnownValues] = None
-        holders = Holders()
-        methods: Dict[ast.AST, str] = {}  # a def in a class body -> the class
-        for node in nodes_of(tree):  # the one pass (the identifiers read the same list)
-            if not isinstance(node, _RECORDED):
-                continue  # most nodes (names, operators, contexts): one test, not the chain below
-            if isinstance(node, ast.Call):
-                self.calls.append(node)
-                named = class_names(node.func)
-                self.callees |= named
-                holders.call(node)
-                self.reached |= named | chain(node.func)
-                for name in named:
-                    self.sources.calls_by_name.setdefault(name, []).append(node)
-                if not named:
-                    self.sources.opaque_calls.append(node)
-            elif isinstance(node, ast.Attribute):
-                if isinstance(node.ctx, ast.Store):
-                    on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
-                    (self.stored_on_self if on_self else self.stored).add(node.attr)
-            elif isinstance(node, ast.Constant):
-                if isinstance(node.value, str):
-                    self._text(node.value)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                holders.bind(targets, node.value)
-                if isinstance(node.value, ast.Call) and any(isinstance(t, (ast.Attribute, ast.Name)) for t in targets):
-                    self.stored_calls |= class_names(node.value.func)
-                self.assigned_rngs |= _constructed(node.value)
-                for target in targets:
-                    self.sources.assign(target, node.value)
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                self.loops = self.loops or not isinstance(node, ast.comprehension)
-                holders.bind([node.target], node.iter)
-            elif isinstance(node, ast.While):
-                self.loops = True
-            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-                holders.bind([node.optional_vars], node.context_expr)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                self.imports.append(node)
-            elif isinstance(node, ast.alias) and node.asname:
-                holders.bind_names({node.asname}, [node.name.rsplit(".", 1)[-1]])
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                holders.parameters(node.args)
-                if not isinstance(node, ast.Lambda):
-                    self.sources.functions.append((node, methods.get(node, "")))
-                if not isinstance(node, ast.Lambda) and node.name in DATASET_METHODS:
-                    self.dataset_methods.add(node.name)
-                    self.iter_returns_self |= node.name == "__iter__" and _returns_self(node)
-            elif isinstance(node, ast.ClassDef):
-                self.classes_with_bases = self.classes_with_bases or bool(node.bases or node.keywords)
-                self.classes[node.name] = {name for base in node.bases for name in class_names(base)}
-                methods.update((item, node.name) for item in node.body if isinstance(item, FUNCTIONS))
-                bases = {name for base in node.bases for name in chain(base)}
-                self.reached |= bases
-                if any(isinstance(item, FUNCTIONS) for item in node.body):
-                    self.method_bases |= bases
-                if any(isinstance(item, FUNCTIONS) and item.name == "__init__" for item in node.body):
-                    self.initialised.add(node.name)
-                holders.bind_names({node.name}, self.classes[node.name])
-        self.holders = holders
-        self.loader_names = holders.closure(self.tails | FRAMEWORK_CALLEES)
-        # Loader calls, and `partial(DataLoader, ...)` (its keywords reach the calls of what it makes).
-        self.candidates = [self._arguments(call) for call in self.calls if class_names(call.func) & self.loader_names
-                           or (is_partial(call) and call.args and class_names(call.args[0]) & self.loader_names)]
-
-    def _text(self, value: str) -> None:
-        if value.isidentifier():
-            self.ids.add(value)  # a dict key splatted into a call: `**{"persistent_workers": True}`
-        self.npz = self.npz or value.endswith(".npz")
-        self.cuda_text = self.cuda_text or "cuda" in value
-
-    @staticmethod
-    def _arguments(call: ast.Call) -> Arguments:
-        return Arguments(call.args[1:], call.keywords) if is_partial(call) else Arguments(call.args, call.keywords)
-
-    def calls_one_of(self, names: FrozenSet[str]) -> bool:
-        """A call of one of ``names`` (or of a name bound from one: `from h5py import File as H5`)."""
-        return not self.holders.closure(names).isdisjoint(self.callees)
-
-    @property
-    def known(self) -> KnownValues:
-        """Which names and `self.x` reads the analysis may read as Known (gate_values.py), built on demand."""
-        if self._known is None:
-            holders = self.holders
-            self._known = KnownValues(self.sources, lambda name: name in holders.flows or name in holders.passed)
-        return self._known
-
-    def project(self, question: str) -> bool:
-        """The project index's answers, asked once and only when they decide."""
-        if question not in self._project:
-            self._project[question] = self._ask(question)
-        return self._project[question]
-
-    def _ask(self, question: str) -> bool:
-        if self.filename is None or not self.settings.follow_imports or not os.path.isfile(self.filename):
-            return False
-        from ..project import index, locate
-
-        if locate.installed(self.filename):
-            return False
-        kind = "" if question == "builder" else question
-        imports, used = self._imports_used(question == "rng")
-        return index.names_a_builder(imports, self.filename, self.tails, used, kind)
-
-    def _imports_used(self, bases_only: bool) -> Tuple[ast.Module, Set[str]]:
-        """The file's imports a finding can come through, and the names they may be used by.
-
-        The analysis reaches another module's builder or class only by calling it, constructing it,
-        subclassing it or handing it to a call, under its imported name, through a module imported
-        whole (`data.make(...)`), or through a name bound from one (`make = data.make`). An RNG of an
-        imported base reaches a subclass here that defines a method (Across files v7). So a name
-        imported with `from` counts only when some such use may read it; star imports and modules
-        imported whole are kept, their names filtered by ``used``."""
-        start = self.method_bases if bases_only else self.reached | self.holders.passed
-        used = self.holders.sources(start)
-        kept: List[ast.stmt] = []
-        for node in self.imports:
-            if isinstance(node, ast.ImportFrom):
-                names = [alias for alias in node.names if alias.name == "*" or (alias.asname or alias.name) in used]
-                if names:
-                    kept.append(ast.ImportFrom(module=node.module, names=names, level=node.level))
-            else:
-                kept.append(node)
-        return ast.Module(body=kept, type_ignores=[]), used
-
-
-def _returns_self(function: ast.AST) -> bool:
-    for node in ast.walk(function):
-        if isinstance(node, ast.Return) and node.value is not None:
-            root = node.value  # `self`, `self.it`, `self.items[k]`, `self.make_iterator()`
-            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-                root = root.func if isinstance(root, ast.Call) else root.value
-            if isinstance(root, ast.Name) and root.id == "self":
-                return True
-    return False
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+PAYLOADS = (ast.Lambda, ast.GeneratorExp, ast.Yield, ast.YieldFrom)  # DL302's payloads wherever they are
 
 
 def _workers(record: Record) -> bool:
@@ -223,13 +51,52 @@ def _workers(record: Record) -> bool:
     `dataloader_num_workers` too), or a same-file loader subclass where a class of the file defines
     `__init__` (the analysis reads every argument not written at a subclass's calls as Unknown, set
     by an `__init__` of it or of a same-file base)."""
-    for call in record.candidates:
-        if any(k.arg in WORKER_KEYWORDS and not literal(k.value, is_zero) for k in call.keywords):
-            return True
-        if len(call.args) > POSITIONS.index("num_workers") or splat(call):
-            return True
+    if any(_worker_using(call) for call in record.candidates) or _initialised_subclass(record):
+        return True
+    return any(record.is_custom(call) for call in record.candidate_calls)  # its `__init__` may set num_workers
+
+
+def _worker_using(call: Arguments) -> bool:
+    if any(k.arg in WORKER_KEYWORDS and not literal(k.value, is_zero) for k in call.keywords):
+        return True
+    return len(call.args) > POSITIONS.index("num_workers") or splat(call)
+
+
+def _initialised_subclass(record: Record) -> bool:
     # Its `__init__` may be its own or a same-file base's (`class Fast(Base, DataLoader)`).
     return bool(record.initialised) and any(name in record.loader_names for name in record.classes)
+
+
+def _restartable(record: Record) -> bool:
+    """DL402: a loader call that may be worker-using, whose `persistent_workers` may be omitted or Known
+    False: omitted (at a call whose omitted arguments are not set by an imported subclass's `__init__`),
+    or given as anything but a literal bool (a literal False is a decision the rule leaves alone)."""
+    if _initialised_subclass(record):
+        return True
+    for node, call in zip(record.candidate_calls, record.candidates):
+        given = [k for k in call.keywords if k.arg in PERSISTENT]
+        if splat(call) or any(not (isinstance(k.value, ast.Constant) and isinstance(k.value.value, bool))
+                              for k in given):
+            return True
+        if not given and _worker_using(call) and not record.is_custom(node):
+            return True
+    return False
+
+
+def _payload(record: Record) -> bool:
+    """DL302: something the rule may read as unpicklable (a lambda, a generator, a def or class inside a
+    function), a def or class inside a module-level statement (the `__main__` guard's), or in a notebook
+    (or a file not yet decided to be none) any def or class."""
+    body = getattr(record.tree, "body", ())
+    top = [node for node in body if isinstance(node, DEFINITIONS)]
+    if record.settings.notebook != "off" and top:
+        return True
+    nodes = nodes_of(record.tree)
+    if any(isinstance(node, PAYLOADS) for node in nodes):
+        return True
+    # Any def or class besides the module's own and its classes' methods is nested somewhere.
+    methods = sum(isinstance(item, DEFINITIONS) for node in top if isinstance(node, ast.ClassDef) for item in node.body)
+    return sum(isinstance(node, DEFINITIONS) for node in nodes) > len(top) + methods
 
 
 def _rejected_argument(record: Record) -> bool:
@@ -325,17 +192,6 @@ def _rng(record: Record) -> bool:
     return bool(record.dataset_methods) and not record.holders.closure(RNGS).isdisjoint(record.assigned_rngs)
 
 
-def _constructed(value: ast.AST) -> Set[str]:
-    """The callee names of a call assigned as it is, through `.seed(...)`/`.manual_seed(...)` chained on it,
-    or as an element unpacked (`self.rng, self.n = np.random.default_rng(), n`)."""
-    if isinstance(value, (ast.Tuple, ast.List)):
-        return set().union(*(_constructed(element) for element in value.elts))
-    while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-           and value.func.attr in ("seed", "manual_seed") and isinstance(value.func.value, ast.Call)):
-        value = value.func.value
-    return class_names(value.func) if isinstance(value, ast.Call) else set()
-
-
 def _handle(record: Record) -> bool:
     """DL601: a dataset class of this file reading what it holds, and an opener's result assigned as it
     is to an attribute or a local name (`self.h = h5py.File(...)`, `h = h5py.File(...)`; `np.load` of an
@@ -402,6 +258,10 @@ def _any(names: FrozenSet[str]) -> Callable[[Record], bool]:
 
 PREDICATES: Dict[str, Callable[[Record], bool]] = {
     "workers": _workers,
+    "restartable": _restartable,
+    "payload": _payload,
+    "cuda": lambda record: "cuda" in record.ids or record.cuda_text,
+    "stream_class": lambda record: "__iter__" in record.dataset_methods,
     "persistent": _persistent,
     "prefetch": _prefetch,
     "rejected_argument": _rejected_argument,
@@ -427,8 +287,10 @@ PREDICATES: Dict[str, Callable[[Record], bool]] = {
     "imported_builder": lambda record: record.project("builder"),
     "imported_stream": lambda record: record.project("stream"),  # an IterableDataset class
     "imported_rng_class": lambda record: record.project("rng"),  # a dataset class that may hold an RNG
+    "imported_payload": lambda record: record.project("payload"),  # a class that may hold a lambda (DL302)
+    "imported_cuda": lambda record: record.project("cuda"),  # a class whose code may name CUDA (DL602)
 }
-LAST = ("imported_builder", "imported_stream", "imported_rng_class")
+LAST = ("imported_builder", "imported_stream", "imported_rng_class", "imported_payload", "imported_cuda")
 
 
 def selected_conditions(settings: Settings) -> Iterable[Tuple[Tuple[str, ...], ...]]:
