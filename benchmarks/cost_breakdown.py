@@ -27,7 +27,9 @@ STAGES = ("screen", "gate", "index", "summaries", "analysis, finding", "analysis
 
 
 def _timed(owner, name: str, label: str, totals: Dict[str, float]) -> None:
-    original: Callable = getattr(owner, name)
+    original: Callable = getattr(owner, name, None)
+    if original is None:
+        return  # an older checkout without that stage (run from a copy of this script in it)
 
     def wrapper(*args, **kwargs):
         started = time.process_time()
