@@ -86,6 +86,24 @@ def test_a_file_with_a_loader_loads_the_engine(tmp_path):
     assert "libcst" in loaded and "flake8_dataloader.engine" in loaded
 
 
+def test_the_first_analysed_file_freezes_what_libcst_and_the_rules_brought(tmp_path):
+    """Once LibCST and the rules are loaded, the collector no longer walks them on each full collection;
+    an ordinary file loads nothing and freezes nothing; FLAKE8_DATALOADER_GC_FREEZE=off leaves it as it is."""
+    (tmp_path / "train.py").write_text(LOADER)
+    (tmp_path / "plain.py").write_text(ORDINARY)
+    probe = "import gc, os\nos.environ['FLAKE8_DATALOADER_GC_FREEZE'] = {switch!r}\n{run}print(gc.get_freeze_count())\n"
+
+    def frozen(name: str, switch: str) -> int:
+        code = probe.format(switch=switch, run=flake8_run("--isolated", "--select=DL", name))
+        result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return int(result.stdout.splitlines()[-1])
+
+    assert frozen("train.py", "on") > 20_000
+    assert frozen("train.py", "off") == 0
+    assert frozen("plain.py", "on") == 0
+
+
 def test_fix_command_on_files_without_findings_never_imports_libcst(tmp_path):
     (tmp_path / "a.py").write_text(ORDINARY)
     setup = "from flake8_dataloader.autofix.command import main\nassert main(['--isolated', 'a.py']) == 0\n"
