@@ -50,9 +50,7 @@ def measure(root: Path) -> Dict[str, float]:
     libcst_import = time.process_time() - started
     sys.path.insert(0, str(HERE.parent))
     sys.path.insert(0, str(HERE))
-    import ast
-
-    from real_trees import flake8_order
+    from real_trees import flake8_inputs
 
     from flake8_dataloader import plugin
     from flake8_dataloader.plugin import DataLoaderChecker
@@ -81,13 +79,7 @@ def measure(root: Path) -> Dict[str, float]:
     DataLoaderChecker._analysed = timed_analysis  # type: ignore[method-assign]
     os.chdir(root)
     totals["plugin"] = 0.0
-    for path in flake8_order(Path(".")):
-        try:
-            with open(path, "rb") as handle:
-                lines = handle.read().decode("utf-8").splitlines(keepends=True)
-            tree = ast.parse("".join(lines))
-        except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
-            continue  # flake8 reports E999 and runs no plugin on it
+    for path, lines, tree in flake8_inputs(Path(".")):
         counts["files"] += 1
         started = time.process_time()
         list(DataLoaderChecker(tree, lines, path).run())

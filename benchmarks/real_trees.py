@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -80,6 +80,19 @@ def flake8_order(root: Path) -> List[str]:
     return ["./" + path for path in out]
 
 
+def flake8_inputs(root: Path) -> Iterator[Tuple[str, List[str], ast.AST]]:
+    """(path, lines, tree) of each file flake8 hands to plugins, in its order; one it reports as E999
+    (a syntax error, an undecodable text) runs no plugin and is left out."""
+    for path in flake8_order(root):
+        try:
+            with open(path, "rb") as handle:
+                lines = handle.read().decode("utf-8").splitlines(keepends=True)
+            tree = ast.parse("".join(lines))
+        except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+            continue
+        yield path, lines, tree
+
+
 def lint_files(root: Path, timeout: float, prefilter: bool = True) -> TreeRun:
     """The plugin on every file of one tree, as one flake8 process runs it, timing each file
     (``prefilter=False``: every file is analysed, to count what the prefilter's skipping loses)."""
@@ -110,13 +123,7 @@ def lint_files(root: Path, timeout: float, prefilter: bool = True) -> TreeRun:
     cwd = os.getcwd()
     os.chdir(root)
     try:
-        for path in flake8_order(Path(".")):
-            try:
-                with open(path, "rb") as handle:
-                    lines = handle.read().decode("utf-8").splitlines(keepends=True)
-                tree = ast.parse("".join(lines))
-            except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
-                continue  # flake8 reports E999 and runs no plugin on it
+        for path, lines, tree in flake8_inputs(Path(".")):
             outcome = ""
             started = time.perf_counter()
             signal.setitimer(signal.ITIMER_REAL, timeout)

@@ -13,7 +13,7 @@ import ast
 from collections import defaultdict
 from typing import Callable, DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
 
-from ..screen.tokens import names_in, names_of
+from ..screen.tokens import DEFINITIONS, holds_payload, names_in, names_of
 
 # A class may be of a kind when its identifiers contain a part of each group (substrings, as the
 # prefilter's tokens): an IterableDataset (`__iter__`, DL103's and DL502's imported streams), or a
@@ -41,14 +41,10 @@ class TopDef(NamedTuple):
 def top_defs(tree: ast.AST) -> List[TopDef]:
     found = []
     for node in getattr(tree, "body", ()):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(node, DEFINITIONS):
             nodes = _code_nodes(node)
-            # Its methods are not nested; a def inside one, or inside a function, is.
-            methods = sum(isinstance(item, _DEFINITIONS) for item in node.body) if isinstance(node, ast.ClassDef) else 0
-            nested = sum(isinstance(item, _DEFINITIONS) for item in nodes) - 1 - methods
-            payload = nested > 0 or any(isinstance(item, _PAYLOADS) for item in nodes)
             found.append(TopDef(node.name, isinstance(node, ast.ClassDef), frozenset(names_of(nodes) - {node.name}),
-                                payload, any(_names_cuda(item) for item in nodes)))
+                                holds_payload(nodes, [node]), any(_names_cuda(item) for item in nodes)))
     return found
 
 
@@ -67,10 +63,6 @@ def _names_cuda(node: ast.AST) -> bool:
     if isinstance(node, ast.Attribute):
         return node.attr == "cuda"
     return isinstance(node, ast.Name) and node.id == "cuda"
-
-
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_PAYLOADS = (ast.Lambda, ast.GeneratorExp, ast.Yield, ast.YieldFrom)  # as the gate's PAYLOADS
 
 
 def marked_defs(defs: List[TopDef], seed: Callable[[TopDef], bool]) -> FrozenSet[str]:

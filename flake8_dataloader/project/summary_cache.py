@@ -103,12 +103,6 @@ def decode(text: str) -> Tuple[ModuleSummary, Exports]:
     return summary, ({str(k): str(v) for k, v in entry["exports"].items()}, tuple(str(s) for s in entry["stars"]))
 
 
-def renew(entry: str, written: float) -> None:
-    from ..cache import renew_served
-
-    renew_served(entry, written)
-
-
 def _keys(path: str, shown: str, source: str, loader_names: FrozenSet[str]) -> Tuple[str, str]:
     from ..cache import hash_parts, installation
     from .reads import sha256_hex
@@ -136,8 +130,10 @@ def lookup(
         stored_key, _, text = kept.partition("\n")
         if stored_key != key:
             return None
+        from ..cache import renew_served
+
         found = decode(text)
-        renew(_file(slot, root), written)  # served: pruning keeps it
+        renew_served(_file(slot, root), written)  # served: pruning keeps it
         return found
     except FileNotFoundError:
         return None

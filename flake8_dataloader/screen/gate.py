@@ -28,6 +28,7 @@ from .gate_values import (
 from ..settings import GATE_ENV, Settings, gate_enabled, loader_tails  # noqa: F401 - the gate's switch, here too
 from .record import DATASET_METHODS, FRAMEWORK_CALLEES, FUNCTIONS, Record, constructed  # noqa: F401
 from .ast_walk import nodes_of
+from .tokens import DEFINITIONS, holds_payload
 
 
 WORKER_KEYWORDS = frozenset({"num_workers", "dataloader_num_workers"})
@@ -41,8 +42,6 @@ SEEDERS = RNGS | {"seed", "manual_seed"}  # DL203: global seeders, RNG construct
 PERSISTENT = frozenset({"persistent_workers", "dataloader_persistent_workers"})
 PREFETCH = frozenset({"prefetch_factor", "dataloader_prefetch_factor"})
 CUDA_DEFAULTS = frozenset({"set_default_device", "set_default_tensor_type"})
-DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-PAYLOADS = (ast.Lambda, ast.GeneratorExp, ast.Yield, ast.YieldFrom)  # DL302's payloads wherever they are
 
 
 def _workers(record: Record) -> bool:
@@ -91,12 +90,8 @@ def _payload(record: Record) -> bool:
     top = [node for node in body if isinstance(node, DEFINITIONS)]
     if record.settings.notebook != "off" and top:
         return True
-    nodes = nodes_of(record.tree)
-    if any(isinstance(node, PAYLOADS) for node in nodes):
-        return True
-    # Any def or class besides the module's own and its classes' methods is nested somewhere.
-    methods = sum(isinstance(item, DEFINITIONS) for node in top if isinstance(node, ast.ClassDef) for item in node.body)
-    return sum(isinstance(node, DEFINITIONS) for node in nodes) > len(top) + methods
+    # A def or class besides the module's own and its classes' methods is nested somewhere (the guard's too).
+    return holds_payload(nodes_of(record.tree), top)
 
 
 def _rejected_argument(record: Record) -> bool:
@@ -242,7 +237,7 @@ def _seeds(function: ast.AST, seeders: Set[str]) -> bool:
     todo: List[ast.AST] = list(getattr(function, "body", ()))
     while todo:
         node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(node, DEFINITIONS):
             continue
         if isinstance(node, ast.Call) and class_names(node.func) & seeders and (
             node.args or any(k.arg in (None, "seed") for k in node.keywords)

@@ -11,7 +11,7 @@ from .ast_walk import nodes_of
 from .gate_names import Holders, chain, class_names, is_partial
 from .gate_values import Arguments, KnownValues, Sources
 from ..settings import Settings, loader_tails
-from .tokens import identifiers
+from .tokens import DEFINITIONS, identifiers
 
 # Callees that take DataLoader's keywords besides the loader classes.
 FRAMEWORK_CALLEES = frozenset({"auto_dataloader", "TrainingArguments", "Seq2SeqTrainingArguments"})
@@ -112,6 +112,7 @@ class Record:
                 holders.bind_names({node.name}, self.classes[node.name])
         self.holders = holders
         self.loader_names = holders.closure(self.tails | FRAMEWORK_CALLEES)
+        self._from_imported: Optional[Dict[str, List[str]]] = None
         foreign = self._foreign_tails()
         # Loader calls, and `partial(DataLoader, ...)` (its keywords reach the calls of what it makes).
         self.candidate_calls = [
@@ -156,18 +157,10 @@ class Record:
         reads no loader from: not one of the loader classes' modules, and not a module of the file's
         project it follows (`from monai.data import DataLoader` where `monai` is installed or not found).
         The analysis resolves such a name to that module's class, which is no loader: its calls are none."""
-        imported: Dict[str, List[str]] = {}
-        for node in self.imports:
-            if isinstance(node, ast.ImportFrom):
-                module = "." * (node.level or 0) + (node.module or "")
-                for alias in node.names:
-                    if alias.name != "*" and (alias.asname or alias.name) in self.tails:
-                        dotted = module + alias.name if module.endswith(".") else f"{module}.{alias.name}"
-                        imported.setdefault(alias.asname or alias.name, []).append(dotted)
-            elif isinstance(node, ast.Import) and any(
-                (alias.asname or alias.name.split(".")[0]) in self.tails for alias in node.names
-            ):
-                return set()  # bound by a plain import too: left to the names' closure
+        plain = [alias for node in self.imports if isinstance(node, ast.Import) for alias in node.names]
+        if any((alias.asname or alias.name.split(".")[0]) in self.tails for alias in plain):
+            return set()  # bound by a plain import too: left to the names' closure
+        imported = {name: dotted for name, dotted in self.from_imported.items() if name in self.tails}
         loaders = self.settings.loader_names
         candidates = {name for name, dotted in imported.items() if not any(d in loaders for d in dotted)}
         if not candidates:
@@ -183,11 +176,27 @@ class Record:
         for item in nodes_of(self.tree):
             if isinstance(item, ast.Name) and not isinstance(item.ctx, ast.Load):
                 candidates.discard(item.id)
-            elif isinstance(item, (*FUNCTIONS, ast.ClassDef)):
+            elif isinstance(item, DEFINITIONS):
                 candidates.discard(item.name)
             elif isinstance(item, ast.arg):
                 candidates.discard(item.arg)
         return candidates
+
+    @property
+    def from_imported(self) -> Dict[str, List[str]]:
+        """Each name the file binds by a `from` import (stars apart), with the dotted names it imports there."""
+        if self._from_imported is None:
+            from ..project.locate import dotted_join  # paths and strings only: no LibCST
+
+            self._from_imported = {}
+            for node in self.imports:
+                if isinstance(node, ast.ImportFrom):
+                    module = "." * (node.level or 0) + (node.module or "")
+                    for alias in node.names:
+                        if alias.name != "*":
+                            self._from_imported.setdefault(alias.asname or alias.name, []).append(
+                                dotted_join(module, alias.name))
+        return self._from_imported
 
     def _follows_imports(self) -> bool:
         if self.filename is None or not self.settings.follow_imports or not os.path.isfile(self.filename):
@@ -213,10 +222,8 @@ class Record:
         their calls as Unknown. Asked of the project index only when such a name is called."""
         if self._custom is None:
             self._custom = set()
-            imported = {alias.asname or alias.name for node in self.imports if isinstance(node, ast.ImportFrom)
-                        for alias in node.names}
             called = {name for call in self.candidate_calls for name in class_names(call.func)}
-            bound = imported & self.loader_names
+            bound = self.from_imported.keys() & self.loader_names
             if bound and not self.holders.closure(bound).isdisjoint(called) and self._follows_imports():
                 from ..project import index
 

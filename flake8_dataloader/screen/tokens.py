@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
-from typing import FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .. import manifest
 from .ast_walk import breadth_first, nodes_of
@@ -54,8 +54,9 @@ def uses_loader_word(names: Iterable[str]) -> bool:
 
 _LAST: list = [None, frozenset()]  # the last tree asked and its answer: the prefilter and the gate share it
 # Nodes that hold no name and no node that does: never queued.
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_NAMED = (ast.Name, ast.Attribute, ast.alias, ast.arg, ast.keyword, *_DEFINITIONS, ast.ImportFrom)
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_NAMED = (ast.Name, ast.Attribute, ast.alias, ast.arg, ast.keyword, *DEFINITIONS, ast.ImportFrom)
+PAYLOADS = (ast.Lambda, ast.GeneratorExp, ast.Yield, ast.YieldFrom)  # what DL302 reads wherever it stands
 # Outside strings and comments, a character past ASCII can only be part of an identifier: so a run of
 # word characters and such characters is exactly an identifier where one occurs in the code. Written as
 # the ASCII characters it excludes: a class spanning U+0080-U+10FFFF takes 10 ms to compile, at import.
@@ -91,7 +92,7 @@ def names_of(nodes: List[ast.AST]) -> Set[str]:
             elif isinstance(node, ast.keyword):
                 if node.arg:
                     add(node.arg)
-            elif isinstance(node, _DEFINITIONS):
+            elif isinstance(node, DEFINITIONS):
                 add(node.name)
             elif node.module:  # an ImportFrom
                 found.update(node.module.split("."))
@@ -107,6 +108,16 @@ def words(source: str) -> FrozenSet[str]:
     from unicodedata import normalize
 
     return frozenset(word if word.isascii() else normalize("NFKC", word) for word in found)
+
+
+def holds_payload(nodes: Sequence[ast.AST], own: Sequence[ast.AST]) -> bool:
+    """Something DL302 may read as unpicklable among ``nodes`` (a walk of some code): a lambda, a
+    generator, or a def or class nested somewhere. ``own``: the definitions walked that are not nested
+    (a module's top-level ones, or the one def walked), whose classes' methods are not either."""
+    if any(isinstance(node, PAYLOADS) for node in nodes):
+        return True
+    methods = sum(isinstance(item, DEFINITIONS) for node in own if isinstance(node, ast.ClassDef) for item in node.body)
+    return sum(isinstance(node, DEFINITIONS) for node in nodes) > len(own) + methods
 
 
 def names_in(tree: ast.AST) -> Set[str]:
