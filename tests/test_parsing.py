@@ -173,11 +173,11 @@ def test_starts_from_module_level_statements_are_those_of_libcst(name):
     source, tree, _ = _parsed_or_skipped(name)
     analysis = inspect_source(source, use_prefilter=False, tree=tree)
     assert analysis is not None
-    module, tops = analysis.module, analysis.top_statements()
+    module, around = analysis.module, analysis.surroundings()
     nodes = list(walk(module))
     generated = node_starts(module, nodes)
-    by_statement = positions._statement_starts(module, nodes, tops, source)
+    by_statement = positions._statement_starts(module, nodes, around.tops, source)
     assert by_statement.items() <= generated.items()
-    assert node_starts(module, nodes, source, tree, tops) == generated
+    assert node_starts(module, nodes, source, tree, around) == generated
     if name == "unusual":  # its three module-level statements are unique: every node but the Module
         assert len(by_statement) == len(nodes) - 1

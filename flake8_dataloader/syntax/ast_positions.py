@@ -3,7 +3,8 @@
 Most findings are anchored on a call (the DataLoader, a factory's call). A call whose callee
 name and argument shape (positional count, keywords) no other call of the file shares is the
 ast's only call of that name and shape, so its line and column are the ast's, with no LibCST
-code generation. Anything ambiguous is left to positions.node_starts.
+code generation. So is a function or class whose name no other definition shares, and the
+stretch of the source it spans. Anything ambiguous is left to positions.node_starts.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Dict, Iterable, List, Optional, Tuple, Union
 import libcst as cst
 
 from ..screen.ast_walk import nodes_of
+from .text_places import line_and_column, line_starts
 
 Shape = Tuple[Optional[str], int, Tuple[Optional[str], ...]]
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -72,3 +74,54 @@ def unique_call_starts(tree: ast.AST, source: str, calls: Iterable[cst.Call]) ->
         column = len(text.encode("utf-8")[: node.col_offset].decode("utf-8", errors="replace"))
         out[call] = (node.lineno, column)
     return out
+
+
+Definition = Union[cst.FunctionDef, cst.ClassDef]
+
+
+class Definitions:
+    """Functions and classes whose name no other definition of the same kind in the file has:
+    where each starts (its `def`, `async` or `class` keyword, as LibCST's syntactic start) and the
+    stretch of the source it spans, read from flake8's ast. Built on first use."""
+
+    def __init__(self, tree: ast.AST, source: str) -> None:
+        self._tree, self._source = tree, source
+        self._spans: Optional[Dict[Tuple[bool, str], Optional[Tuple[int, int]]]] = None
+        self._line_starts: List[int] = []
+
+    def start(self, node: Definition) -> Optional[Tuple[int, int]]:
+        span = self.span(node)
+        return None if span is None else line_and_column(self._line_starts, span[0])
+
+    def span(self, node: Definition) -> Optional[Tuple[int, int]]:
+        """Source offsets [start, end) of the definition, decorators excluded; None unless its name
+        is unique among the file's definitions of its kind."""
+        if self._spans is None:
+            self._spans = self._unique_spans()
+        return self._spans.get((isinstance(node, cst.ClassDef), node.name.value))
+
+    def _unique_spans(self) -> Dict[Tuple[bool, str], Optional[Tuple[int, int]]]:
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        found: Dict[Tuple[bool, str], List[Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef]]] = {}
+        for node in nodes_of(self._tree):
+            if isinstance(node, kinds):
+                found.setdefault((isinstance(node, ast.ClassDef), node.name), []).append(node)
+        source = self._source
+        self._line_starts = line_starts(source)
+        lines = _NEWLINE.split(source)
+        spans: Dict[Tuple[bool, str], Optional[Tuple[int, int]]] = {}
+        for (is_class, name), twins in found.items():
+            node = twins[0]
+            end_line, end_column = node.end_lineno, node.end_col_offset
+            if len(twins) != 1 or end_line is None or end_column is None or end_line > len(lines):
+                continue
+            start = self._offset(lines, node.lineno, node.col_offset)
+            header = (r"class\s+" if is_class else r"(?:async\s+)?def\s+") + re.escape(name) + r"\b"
+            if re.compile(header).match(source, start) is None:
+                continue  # not where the ast says (a position the ast counts otherwise): left to LibCST
+            spans[(is_class, name)] = (start, self._offset(lines, end_line, end_column))
+        return spans
+
+    def _offset(self, lines: List[str], line: int, byte_column: int) -> int:
+        column = len(lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", errors="replace"))
+        return self._line_starts[line - 1] + column
