@@ -11,7 +11,7 @@ from flake8_dataloader.facts.nodes import walk
 from flake8_dataloader.syntax import positions
 from flake8_dataloader.syntax.ast_positions import Definitions
 from flake8_dataloader.syntax.positions import node_starts
-from flake8_dataloader.syntax.text_places import found_once
+from flake8_dataloader.syntax.text_places import SourceText
 
 from .conftest import FIXTURES
 from .test_parsing import _parsed_or_skipped
@@ -38,6 +38,10 @@ def train(args, db_train, db_val):
         for batch in val_loader:
             pass
 """
+
+
+def found_once(text, source, low=0, high=None):
+    return SourceText(source).found_once(text, low, high)
 
 
 def test_a_text_found_once_maps_its_offsets_to_the_source():
@@ -67,6 +71,19 @@ def test_a_text_is_looked_for_only_within_the_stretch_given():
     assert found_once("f(x)", source) is None
     mapped = found_once("f(x)", source, 5, len(source))
     assert mapped is not None and mapped(2) == 7
+
+
+def test_one_text_without_whitespace_serves_every_stretch_searched():
+    source = "a = f(\n    x)\nb = f(\n    x)\n"
+    text = SourceText(source)
+    assert text.found_once("f(\nx)") is None  # twice, once the indentation is left out
+    second = source.index("b = ")
+    first_only = text.found_once("f(\nx)", 0, second)
+    second_only = text.found_once("f(\nx)", second)
+    assert first_only is not None and second_only is not None
+    assert (first_only(3), second_only(3)) == (source.index("x"), source.rindex("x"))
+    assert text.found_once("f(\nx)", 2, source.index("x") + 1) is None  # the stretch ends inside the call
+    assert text.position(source.rindex("x")) == (4, 4)
 
 
 def test_definitions_with_a_unique_name_are_placed_from_the_ast():
@@ -105,7 +122,7 @@ def test_starts_within_calls_and_definitions_are_those_of_libcst(name):
     definitions = Definitions(tree, source)
     nodes = list({**around.owners, **around.enclosing})
     generated = node_starts(module, [*nodes, *walk(module)])
-    enclosed = positions._enclosed_starts(module, nodes, source, around, definitions)
+    enclosed = positions._enclosed_starts(module, nodes, SourceText(source), around, definitions)
     assert enclosed.items() <= generated.items()
     for node in walk(module):
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and definitions.start(node) is not None:

@@ -17,7 +17,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 import libcst as cst
 
 from .ast_positions import Definition, Definitions, unique_call_starts
-from .text_places import Mapper, found_once, line_and_column, line_starts
+from .text_places import Mapper, SourceText, line_and_column, line_starts
 
 try:
     from libcst._nodes.internal import CodegenState
@@ -138,13 +138,14 @@ def node_starts(
     rest = [node for node in nodes if node not in known]
     if len(rest) > MAX_TEXT_SEARCHES:
         return {**_generated_starts(module, rest, source), **known}  # one linear pass places them all
-    known.update(_unique_text_starts(module, rest, source))
+    text = SourceText(source)
+    known.update(_unique_text_starts(module, rest, text))
     rest = [node for node in rest if node not in known]
     if around is not None and rest:  # the narrower texts first: a statement's code generation costs more
-        known.update(_enclosed_starts(module, rest, source, around, definitions))
+        known.update(_enclosed_starts(module, rest, text, around, definitions))
         rest = [node for node in rest if node not in known]
         if rest:
-            known.update(_statement_starts(module, rest, around.tops, source))
+            known.update(_statement_starts(module, rest, around.tops, text))
             rest = [node for node in rest if node not in known]
     if not rest:
         return known
@@ -154,7 +155,7 @@ def node_starts(
 def _enclosed_starts(
     module: cst.Module,
     nodes: List[cst.CSTNode],
-    source: str,
+    text: SourceText,
     around: Surroundings,
     definitions: Definitions,
 ) -> Dict[cst.CSTNode, Tuple[int, int]]:
@@ -164,11 +165,10 @@ def _enclosed_starts(
     definition whose name is unique)."""
     out: Dict[cst.CSTNode, Tuple[int, int]] = {}
     generated: Dict[int, Optional[Tuple[str, Dict[int, int]]]] = {}
-    starts_of_lines: Optional[List[int]] = None
     for node in nodes:
         own = node if isinstance(node, (cst.BaseExpression, cst.Arg)) else None
         owner = around.owners.get(node)
-        tries: List[Tuple[Optional[cst.CSTNode], Tuple[int, int]]] = [(owner, (0, len(source)))]
+        tries: List[Tuple[Optional[cst.CSTNode], Tuple[int, int]]] = [(owner, (0, len(text.source)))]
         for definition in around.enclosing.get(node, ()):
             span = definitions.span(definition)
             if span is not None:
@@ -181,11 +181,9 @@ def _enclosed_starts(
             text_and_starts = generated[id(carrier)]
             if text_and_starts is None or id(node) not in text_and_starts[1]:
                 continue
-            mapped = found_once(text_and_starts[0], source, low, high)
+            mapped = text.found_once(text_and_starts[0], low, high)
             if mapped is not None:
-                if starts_of_lines is None:
-                    starts_of_lines = line_starts(source)
-                out[node] = line_and_column(starts_of_lines, mapped(text_and_starts[1][id(node)]))
+                out[node] = text.position(mapped(text_and_starts[1][id(node)]))
                 break
     return out
 
@@ -194,9 +192,9 @@ def _statement_starts(
     module: cst.Module,
     nodes: List[cst.CSTNode],
     tops: Mapping[cst.CSTNode, Optional[cst.CSTNode]],
-    source: str,
+    text: SourceText,
 ) -> Dict[cst.CSTNode, Tuple[int, int]]:
-    """Nodes inside module-level statements whose text occurs once in ``source``.
+    """Nodes inside module-level statements whose text occurs once in the source.
 
     A module-level statement is generated with no indentation and with its own leading comments
     and blank lines, so its code generation is its exact text in the file; occurring once, the text
@@ -210,50 +208,43 @@ def _statement_starts(
         top = tops.get(node)
         if top is not None:
             statements.setdefault(id(top), top)
-    starts_of_lines: Optional[List[int]] = None
     for statement in statements.values():
-        found = _once_in(module, statement, source)
+        found = _once_in(module, statement, text)
         if found is None:
             continue
         mapped, starts = found
-        if starts_of_lines is None:
-            starts_of_lines = line_starts(source)
         for ident in wanted.keys() & starts.keys():
-            out[wanted.pop(ident)] = line_and_column(starts_of_lines, mapped(starts[ident]))
+            out[wanted.pop(ident)] = text.position(mapped(starts[ident]))
     return out
 
 
 def _unique_text_starts(
-    module: cst.Module, nodes: List[cst.CSTNode], source: str
+    module: cst.Module, nodes: List[cst.CSTNode], text: SourceText
 ) -> Dict[cst.CSTNode, Tuple[int, int]]:
-    """Expressions and arguments whose text occurs once in ``source``: placed from that occurrence.
+    """Expressions and arguments whose text occurs once in the source: placed from that occurrence.
 
     Their code generation depends on nothing around them but the indentation of their continuation
     lines (text_places), so it reproduces the text at their place in the source; occurring once,
     that is where they are. Only the node itself is generated, not the file.
     """
     out: Dict[cst.CSTNode, Tuple[int, int]] = {}
-    starts_of_lines: Optional[List[int]] = None
     for node in nodes:
         if not isinstance(node, (cst.BaseExpression, cst.Arg)):
             continue
-        found = _once_in(module, node, source)
-        if found is None:
-            continue
-        if starts_of_lines is None:
-            starts_of_lines = line_starts(source)
-        out[node] = line_and_column(starts_of_lines, found[0](found[1][id(node)]))
+        found = _once_in(module, node, text)
+        if found is not None:
+            out[node] = text.position(found[0](found[1][id(node)]))
     return out
 
 
-def _once_in(module: cst.Module, node: cst.CSTNode, source: str) -> Optional[Tuple[Mapper, Dict[int, int]]]:
-    """Where ``node``'s own code generation occurs in ``source`` (offsets in it -> offsets in the
+def _once_in(module: cst.Module, node: cst.CSTNode, text: SourceText) -> Optional[Tuple[Mapper, Dict[int, int]]]:
+    """Where ``node``'s own code generation occurs in the source (offsets in it -> offsets in the
     source), and the offsets in it of the nodes it generated (by id); None when it occurs there more
     than once (or not at all)."""
     generated = _generated_text(module, node)
     if generated is None:
         return None
-    mapped = found_once(generated[0], source)
+    mapped = text.found_once(generated[0])
     return None if mapped is None else (mapped, generated[1])
 
 
