@@ -54,28 +54,28 @@ class Analysis:
         assignment and function, and each module-level statement itself; the call each argument is
         given to; the function, then the class, around each of them."""
         collector = self.facts.file.collector
-        tops: Dict[cst.CSTNode, Optional[cst.CSTNode]] = {}
-        owners: Dict[cst.CSTNode, cst.Call] = {}
-        enclosing: Dict[cst.CSTNode, Tuple[Definition, ...]] = {}
+        # Keyed by id: a LibCST node hashes in Python, and every call of the file is entered.
+        tops: Dict[int, Optional[cst.CSTNode]] = {}
+        owners: Dict[int, cst.Call] = {}
+        enclosing: Dict[int, Tuple[Definition, ...]] = {}
         for record in collector.calls:
-            top, around = record.ctx.top_statement, _definitions_around(record.ctx)
-            tops[record.node] = top
-            enclosing[record.node] = around
-            for arg in record.node.args:
-                tops[arg] = tops[arg.value] = top
-                owners[arg] = owners[arg.value] = record.node
-                enclosing[arg] = enclosing[arg.value] = around
+            call, top, around = record.node, record.ctx.top_statement, _definitions_around(record.ctx)
+            tops[id(call)], enclosing[id(call)] = top, around
+            for arg in call.args:
+                tops[id(arg)] = tops[id(arg.value)] = top
+                owners[id(arg)] = owners[id(arg.value)] = call
+                enclosing[id(arg)] = enclosing[id(arg.value)] = around
         for _, loop, ctx in collector.for_loops:
-            tops[loop], enclosing[loop] = ctx.top_statement, _definitions_around(ctx)
+            tops[id(loop)], enclosing[id(loop)] = ctx.top_statement, _definitions_around(ctx)
         for mutation in collector.mutations:
-            tops[mutation.node] = mutation.ctx.top_statement
-            enclosing[mutation.node] = _definitions_around(mutation.ctx)
+            tops[id(mutation.node)] = mutation.ctx.top_statement
+            enclosing[id(mutation.node)] = _definitions_around(mutation.ctx)
         for function in collector.functions.values():
             outer = function.cls.node if function.cls is not None else function.node
-            tops[function.node] = outer  # checked below: only a module-level one is kept
-        module_level = set(self.module.body)
-        tops = {node: top for node, top in tops.items() if top in module_level}
-        tops.update((statement, statement) for statement in self.module.body)
+            tops[id(function.node)] = outer  # checked below: only a module-level one is kept
+        module_level = {id(statement) for statement in self.module.body}
+        tops = {node: top for node, top in tops.items() if id(top) in module_level}
+        tops.update((id(statement), statement) for statement in self.module.body)
         return Surroundings(tops, owners, enclosing)
 
 

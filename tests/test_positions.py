@@ -120,7 +120,7 @@ def test_starts_within_calls_and_definitions_are_those_of_libcst(name):
     assert analysis is not None
     module, around = analysis.module, analysis.surroundings()
     definitions = Definitions(tree, source)
-    nodes = list({**around.owners, **around.enclosing})
+    nodes = [node for node in walk(module) if id(node) in around.owners or id(node) in around.enclosing]
     generated = node_starts(module, [*nodes, *walk(module)])
     enclosed = positions._enclosed_starts(module, nodes, SourceText(source), around, definitions)
     assert enclosed.items() <= generated.items()

@@ -105,10 +105,11 @@ MAX_TEXT_SEARCHES = 32
 class Surroundings:
     """What the collector saw around the nodes to place (engine.Analysis.surroundings)."""
 
-    tops: Mapping[cst.CSTNode, Optional[cst.CSTNode]]  # the module-level statement holding a node
-    owners: Mapping[cst.CSTNode, cst.Call] = field(default_factory=dict)  # an argument (or its value) -> its call
-    # The function holding a node, then that function's class (innermost first).
-    enclosing: Mapping[cst.CSTNode, Tuple[Definition, ...]] = field(default_factory=dict)
+    # Keyed by the node's id: the module-level statement holding a node; the call an argument (or
+    # its value) is given to; the function holding a node, then that function's class.
+    tops: Mapping[int, Optional[cst.CSTNode]]
+    owners: Mapping[int, cst.Call] = field(default_factory=dict)
+    enclosing: Mapping[int, Tuple[Definition, ...]] = field(default_factory=dict)
 
 
 def node_starts(
@@ -167,9 +168,9 @@ def _enclosed_starts(
     generated: Dict[int, Optional[Tuple[str, Dict[int, int]]]] = {}
     for node in nodes:
         own = node if isinstance(node, (cst.BaseExpression, cst.Arg)) else None
-        owner = around.owners.get(node)
+        owner = around.owners.get(id(node))
         tries: List[Tuple[Optional[cst.CSTNode], Tuple[int, int]]] = [(owner, (0, len(text.source)))]
-        for definition in around.enclosing.get(node, ()):
+        for definition in around.enclosing.get(id(node), ()):
             span = definitions.span(definition)
             if span is not None:
                 tries += [(own, span), (owner, span)]
@@ -191,7 +192,7 @@ def _enclosed_starts(
 def _statement_starts(
     module: cst.Module,
     nodes: List[cst.CSTNode],
-    tops: Mapping[cst.CSTNode, Optional[cst.CSTNode]],
+    tops: Mapping[int, Optional[cst.CSTNode]],
     text: SourceText,
 ) -> Dict[cst.CSTNode, Tuple[int, int]]:
     """Nodes inside module-level statements whose text occurs once in the source.
@@ -205,7 +206,7 @@ def _statement_starts(
     wanted = {id(node): node for node in nodes}
     statements: Dict[int, cst.CSTNode] = {}
     for node in nodes:
-        top = tops.get(node)
+        top = tops.get(id(node))
         if top is not None:
             statements.setdefault(id(top), top)
     for statement in statements.values():
