@@ -14,7 +14,9 @@ import libcst as cst
 
 from .errors import STRICT_ENV, BudgetExceeded, ParseFailure
 from .facts.analysis import FileFacts, build_facts
-from .syntax.positions import node_starts
+from .facts.model import Context
+from .syntax.ast_positions import Definition
+from .syntax.positions import Surroundings, node_starts
 from .screen.decide import may_find
 from .project.service import PROJECT
 from .rules import RULES
@@ -43,29 +45,45 @@ class Analysis:
         # Positions cost a code-generation pass: pay it only for files with findings.
         nodes = {finding.node for finding in self.findings}
         nodes.update(node for finding in self.findings for _, node in finding.lines)
-        starts = node_starts(self.module, nodes, self.source, self.tree, self.top_statements())
+        starts = node_starts(self.module, nodes, self.source, self.tree, self.surroundings())
         return sorted({(*starts[f.node], f.code, f.text(lambda node: starts[node][0])) for f in self.findings})
 
-    def top_statements(self) -> Dict[cst.CSTNode, Optional[cst.CSTNode]]:
-        """The module-level statement holding each call, argument (and its value), loop, attribute or
-        item assignment and function the collector saw, and each module-level statement itself
-        (positions.node_starts)."""
+    def surroundings(self) -> Surroundings:
+        """What the collector saw around each node a finding can name (positions.node_starts): the
+        module-level statement holding each call, argument (and its value), loop, attribute or item
+        assignment and function, and each module-level statement itself; the call each argument is
+        given to; the function, then the class, around each of them."""
         collector = self.facts.file.collector
-        tops: Dict[cst.CSTNode, Optional[cst.CSTNode]] = {}
+        # Keyed by id: a LibCST node hashes in Python, and every call of the file is entered.
+        tops: Dict[int, Optional[cst.CSTNode]] = {}
+        owners: Dict[int, cst.Call] = {}
+        enclosing: Dict[int, Tuple[Definition, ...]] = {}
         for record in collector.calls:
-            top = record.ctx.top_statement
-            tops[record.node] = top
-            for arg in record.node.args:
-                tops[arg] = tops[arg.value] = top
-        tops.update((loop, ctx.top_statement) for _, loop, ctx in collector.for_loops)
-        tops.update((mutation.node, mutation.ctx.top_statement) for mutation in collector.mutations)
+            call, top, around = record.node, record.ctx.top_statement, _definitions_around(record.ctx)
+            tops[id(call)], enclosing[id(call)] = top, around
+            for arg in call.args:
+                tops[id(arg)] = tops[id(arg.value)] = top
+                owners[id(arg)] = owners[id(arg.value)] = call
+                enclosing[id(arg)] = enclosing[id(arg.value)] = around
+        for _, loop, ctx in collector.for_loops:
+            tops[id(loop)], enclosing[id(loop)] = ctx.top_statement, _definitions_around(ctx)
+        for mutation in collector.mutations:
+            tops[id(mutation.node)] = mutation.ctx.top_statement
+            enclosing[id(mutation.node)] = _definitions_around(mutation.ctx)
         for function in collector.functions.values():
             outer = function.cls.node if function.cls is not None else function.node
-            tops[function.node] = outer  # checked below: only a module-level one is kept
-        module_level = set(self.module.body)
-        tops = {node: top for node, top in tops.items() if top in module_level}
-        tops.update((statement, statement) for statement in self.module.body)
-        return tops
+            tops[id(function.node)] = outer  # checked below: only a module-level one is kept
+        module_level = {id(statement) for statement in self.module.body}
+        tops = {node: top for node, top in tops.items() if id(top) in module_level}
+        tops.update((id(statement), statement) for statement in self.module.body)
+        return Surroundings(tops, owners, enclosing)
+
+
+def _definitions_around(ctx: Context) -> Tuple[Definition, ...]:
+    function = ctx.function
+    if function is None:
+        return ()
+    return (function.node,) if function.cls is None else (function.node, function.cls.node)
 
 
 def inspect_source(

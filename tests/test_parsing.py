@@ -19,6 +19,7 @@ from flake8_dataloader.syntax.parsing import (
 )
 
 from flake8_dataloader.syntax.positions import node_starts
+from flake8_dataloader.syntax.text_places import SourceText
 
 from .conftest import FIXTURES
 
@@ -158,7 +159,7 @@ def test_starts_from_unique_texts_are_those_of_libcst(name):
     also those placed from their text occurring once in the file (no code generation of the file)."""
     source, tree, module = _parsed_or_skipped(name)
     nodes = [node for node in walk(module) if isinstance(node, (cst.BaseExpression, cst.Arg))]
-    by_text = positions._unique_text_starts(module, nodes, source)
+    by_text = positions._unique_text_starts(module, nodes, SourceText(source))
     assert node_starts(module, nodes, source, tree) == node_starts(module, nodes)  # the second generates the file
     assert by_text == {node: position for node, position in node_starts(module, nodes).items() if node in by_text}
     if name == "unusual":  # names written more than once and the twice-written `torch.no_grad()` are not
@@ -173,11 +174,11 @@ def test_starts_from_module_level_statements_are_those_of_libcst(name):
     source, tree, _ = _parsed_or_skipped(name)
     analysis = inspect_source(source, use_prefilter=False, tree=tree)
     assert analysis is not None
-    module, tops = analysis.module, analysis.top_statements()
+    module, around = analysis.module, analysis.surroundings()
     nodes = list(walk(module))
     generated = node_starts(module, nodes)
-    by_statement = positions._statement_starts(module, nodes, tops, source)
+    by_statement = positions._statement_starts(module, nodes, around.tops, SourceText(source))
     assert by_statement.items() <= generated.items()
-    assert node_starts(module, nodes, source, tree, tops) == generated
+    assert node_starts(module, nodes, source, tree, around) == generated
     if name == "unusual":  # its three module-level statements are unique: every node but the Module
         assert len(by_statement) == len(nodes) - 1

@@ -393,3 +393,52 @@ def test_the_trainer_helper_question_goes_only_to_calls_used_as_a_trainer(tmp_pa
     found = [(line, code) for line, _, code, _ in check_source(train.read_text(), str(train))]
     assert found == [(9, "DL402")]
     assert asked == ["helpers.build_trainer"]
+
+
+HANDED_ON = {
+    "helpers.py": """\
+        def run_epochs(loader, epochs):
+            for epoch in range(epochs):
+                for batch in loader:
+                    pass
+        """,
+    "train.py": """\
+        import numpy as np
+        import torch
+        from torch.utils.data import DataLoader
+
+        from helpers import run_epochs
+
+
+        def log(value):
+            print(value)
+
+
+        loader = DataLoader(range(8), batch_size=2, num_workers=2)
+        torch.save(loader, "loader.pt")
+        np.asarray(loader)
+        log(loader)
+        run_epochs(loader, 3)
+        """,
+}
+
+
+def test_only_callees_a_project_module_may_define_are_followed_with_the_loader(tmp_path, monkeypatch):
+    """The loader handed to the project's helper is iterated every epoch there; torch's, numpy's and
+    this file's own functions are handed it too, but no module of the project can say what they do:
+    the flow is not asked what their arguments hold."""
+    from flake8_dataloader.facts.flow import ValueFlow
+
+    root = _tree(tmp_path, HANDED_ON)
+    asked = []
+    real = ValueFlow.may_hold_loaders
+
+    def may_hold_loaders(self, expr, scope):
+        asked.append(expr)
+        return real(self, expr, scope)
+
+    monkeypatch.setattr(ValueFlow, "may_hold_loaders", may_hold_loaders)
+    path = root / "train.py"
+    found = check_source(path.read_text(), str(path))
+    assert [(line, code) for line, _, code, _ in found] == [(12, "DL402"), (16, "DL301")]
+    assert len(asked) == 1  # run_epochs's first argument (it may hold a loader: the second is not asked)

@@ -26,7 +26,7 @@ from .foreign import CallableSummary, DatasetSummary
 from .framework_uses import FrameworkUses
 from .loaders import LoaderFacts
 from .loops import repeating_loops
-from .model import CallRecord, Context, FunctionInfo, IterationSite, LoaderCall, LoaderSite, LoopInfo
+from .model import CallRecord, ClassInfo, Context, FunctionInfo, IterationSite, LoaderCall, LoaderSite, LoopInfo
 from .resolve import Scope, resolve
 
 
@@ -236,26 +236,35 @@ class IterationFacts:
     def _find_foreign_callees(self) -> Dict[cst.Call, CallableSummary]:
         """Calls of functions and classes of other project modules whose parameter use is known."""
         found: Dict[cst.Call, CallableSummary] = {}
-        if self.file.imports is None:
+        imports = self.file.imports
+        if imports is None:
             return found
         for record in self.file.calls:
             if record.node in self.flow.sites or record.node in self.graph.callees:
+                continue
+            # Cheap questions first: only another module of the project may say what a callee does.
+            qualname = self.loaders.imported(record.node.func, record.ctx.scope)
+            inherits = None if qualname else self._inherits_init(record)
+            if not (inherits if qualname is None else imports.may_define(qualname)):
                 continue
             # Asked only for a call handed something that may hold a loader: each answer may cost
             # a summary of the callee's module (a LibCST parse), and no other argument matters.
             if not any(self.flow.may_hold_loaders(arg.value, record.ctx.scope) for arg in record.node.args):
                 continue
-            qualname = self.loaders.imported(record.node.func, record.ctx.scope)
-            summary = self.file.imports.callable(qualname) if qualname else self._inherited_init(record)
+            summary = imports.callable(qualname) if qualname else self._inherited_init(inherits)
             if summary is not None:
                 found[record.node] = summary
         return found
 
-    def _inherited_init(self, record: CallRecord) -> Optional[CallableSummary]:
-        """A class of this file with no `__init__` of its own (nor in a same-file base) is built by the
-        `__init__` of the imported class it derives from: that class's summary says what it does."""
+    def _inherits_init(self, record: CallRecord) -> Optional[ClassInfo]:
+        """The class of this file the call builds, when it has no `__init__` of its own (nor in a
+        same-file base): then the `__init__` of the imported class it derives from builds it, and
+        that class's summary (``_inherited_init``) says what it does."""
         cls = self.file.instance_class(record.node, record.ctx.scope)
-        if cls is None or self.file.imports is None or self.file.method(cls, "__init__") is not None:
+        return None if cls is None or self.file.method(cls, "__init__") is not None else cls
+
+    def _inherited_init(self, cls: Optional[ClassInfo]) -> Optional[CallableSummary]:
+        if cls is None or self.file.imports is None:
             return None
         for target in sorted(t for t in self.file.class_targets(cls) if isinstance(t, str)):
             summary = self.file.imports.callable(target)

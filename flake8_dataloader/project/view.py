@@ -120,6 +120,14 @@ class ImportView:
         """A module of the project summarises something under that name (directly or re-exported)."""
         return self._find(qualname) != NOTHING
 
+    def may_define(self, qualname: str) -> bool:
+        """Another module of the project is where the name would be defined (no summary read): when
+        not, every question about it answers nothing."""
+        if not self.enabled:
+            return False
+        location = locate(qualname, self.importer)
+        return location is not None and location.path != self.importer and len(location.rest) == 1
+
     def _find(self, qualname: str) -> Defined:
         if not self.enabled:
             return NOTHING

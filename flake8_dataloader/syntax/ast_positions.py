@@ -3,7 +3,8 @@
 Most findings are anchored on a call (the DataLoader, a factory's call). A call whose callee
 name and argument shape (positional count, keywords) no other call of the file shares is the
 ast's only call of that name and shape, so its line and column are the ast's, with no LibCST
-code generation. Anything ambiguous is left to positions.node_starts.
+code generation. So is a function or class whose name no other definition shares, and the
+stretch of the source it spans. Anything ambiguous is left to positions.node_starts.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Dict, Iterable, List, Optional, Tuple, Union
 import libcst as cst
 
 from ..screen.ast_walk import nodes_of
+from .text_places import line_and_column, line_starts
 
 Shape = Tuple[Optional[str], int, Tuple[Optional[str], ...]]
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -72,3 +74,67 @@ def unique_call_starts(tree: ast.AST, source: str, calls: Iterable[cst.Call]) ->
         column = len(text.encode("utf-8")[: node.col_offset].decode("utf-8", errors="replace"))
         out[call] = (node.lineno, column)
     return out
+
+
+Definition = Union[cst.FunctionDef, cst.ClassDef]
+
+
+_HEADER = {True: re.compile(r"class\s+"), False: re.compile(r"(?:async\s+)?def\s+")}
+_AstDefinition = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef]
+
+
+class Definitions:
+    """Functions and classes whose name no other definition of the same kind in the file has:
+    where each starts (its `def`, `async` or `class` keyword, as LibCST's syntactic start) and the
+    stretch of the source it spans, read from flake8's ast. Built on first use, placed when asked."""
+
+    def __init__(self, tree: ast.AST, source: str) -> None:
+        self._tree, self._source = tree, source
+        self._named: Optional[Dict[Tuple[bool, str], List[_AstDefinition]]] = None
+        self._spans: Dict[Tuple[bool, str], Optional[Tuple[int, int]]] = {}
+        self._lines: List[str] = []
+        self._line_starts: List[int] = []
+
+    def start(self, node: Definition) -> Optional[Tuple[int, int]]:
+        span = self.span(node)
+        return None if span is None else line_and_column(self._line_starts, span[0])
+
+    def span(self, node: Definition) -> Optional[Tuple[int, int]]:
+        """Source offsets [start, end) of the definition, decorators excluded; None unless its name
+        is unique among the file's definitions of its kind."""
+        key = (isinstance(node, cst.ClassDef), node.name.value)
+        if key not in self._spans:
+            self._spans[key] = self._span(*key)
+        return self._spans[key]
+
+    def _span(self, is_class: bool, name: str) -> Optional[Tuple[int, int]]:
+        if self._named is None:
+            kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            self._named = {}
+            for node in nodes_of(self._tree):
+                if isinstance(node, kinds):
+                    self._named.setdefault((isinstance(node, ast.ClassDef), node.name), []).append(node)
+            self._lines = _NEWLINE.split(self._source)
+            self._line_starts = line_starts(self._source)
+        twins = self._named.get((is_class, name), [])
+        if len(twins) != 1:
+            return None
+        node = twins[0]
+        end_line, end_column = node.end_lineno, node.end_col_offset
+        if end_line is None or end_column is None or end_line > len(self._lines):
+            return None
+        start = self._offset(node.lineno, node.col_offset)
+        header = _HEADER[is_class].match(self._source, start)
+        after = header.end() + len(name) if header is not None else start
+        if header is None or not self._source.startswith(name, header.end()) or _name_goes_on(self._source, after):
+            return None  # not where the ast says (a position the ast counts otherwise): left to LibCST
+        return start, self._offset(end_line, end_column)
+
+    def _offset(self, line: int, byte_column: int) -> int:
+        column = len(self._lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", errors="replace"))
+        return self._line_starts[line - 1] + column
+
+
+def _name_goes_on(source: str, offset: int) -> bool:
+    """The character at ``offset`` would continue an identifier."""
+    return offset < len(source) and (source[offset].isalnum() or source[offset] == "_")

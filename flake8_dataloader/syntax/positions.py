@@ -11,12 +11,13 @@ ever changes, we fall back to PositionProvider.
 from __future__ import annotations
 
 import ast
-import bisect
+from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
-from .ast_positions import unique_call_starts
+from .ast_positions import Definition, Definitions, unique_call_starts
+from .text_places import Mapper, SourceText, line_and_column, line_starts
 
 try:
     from libcst._nodes.internal import CodegenState
@@ -95,32 +96,20 @@ if CodegenState is not None:
             starts[id(self.node)] = start
 
 
-def _line_starts(source: str) -> List[int]:
-    starts = [0]
-    index = 0
-    length = len(source)
-    while index < length:
-        char = source[index]
-        if char == "\n" or (char == "\r" and (index + 1 >= length or source[index + 1] != "\n")):
-            starts.append(index + 1)
-        index += 1
-    return starts
-
-
-def _line_starts_fast(source: str) -> List[int]:
-    if "\r" in source:
-        return _line_starts(source)
-    starts = [0]
-    position = source.find("\n")
-    while position != -1:
-        starts.append(position + 1)
-        position = source.find("\n", position + 1)
-    return starts
-
-
 # Each text placement searches the whole source: past this many nodes to place, the one code
 # generation of the file costs less (and keeps a file of thousands of findings linear).
 MAX_TEXT_SEARCHES = 32
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """What the collector saw around the nodes to place (engine.Analysis.surroundings)."""
+
+    # Keyed by the node's id: the module-level statement holding a node; the call an argument (or
+    # its value) is given to; the function holding a node, then that function's class.
+    tops: Mapping[int, Optional[cst.CSTNode]]
+    owners: Mapping[int, cst.Call] = field(default_factory=dict)
+    enclosing: Mapping[int, Tuple[Definition, ...]] = field(default_factory=dict)
 
 
 def node_starts(
@@ -128,37 +117,85 @@ def node_starts(
     nodes: Iterable[cst.CSTNode],
     source: Optional[str] = None,
     tree: Optional[ast.AST] = None,
-    tops: Optional[Mapping[cst.CSTNode, Optional[cst.CSTNode]]] = None,
+    around: Optional[Surroundings] = None,
 ) -> Dict[cst.CSTNode, Tuple[int, int]]:
     """(1-based line, 0-based column) of each node's syntactic start; ``source``: the text the
-    module was parsed from (saves generating it again); with ``tree``, flake8's ast of that text,
-    a call whose shape is unique in the file is placed from the ast, an expression whose text
-    occurs once in the source from that text, and with ``tops`` (a node -> the module-level
-    statement holding it) a node of a statement whose text occurs once in the source from that
-    statement's code generation alone. What none of them places costs one code generation."""
+    module was parsed from (saves generating it again). With ``tree``, flake8's ast of that text:
+    a call whose shape is unique in the file, and a function or class whose name is, are placed
+    from the ast; an expression whose own text occurs once in the source, from that text. With
+    ``around``: a node whose text occurs once in the call it is given to, or in the function or
+    class around it, from there; a node of a module-level statement whose text occurs once, from
+    that statement's code generation alone. What none of them places costs one code generation."""
     nodes = list(nodes)
     if tree is None or source is None or source.startswith("\ufeff"):
         return _generated_starts(module, nodes, source)
     known = unique_call_starts(tree, source, [node for node in nodes if isinstance(node, cst.Call)])
+    definitions = Definitions(tree, source)
+    for node in nodes:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node not in known:
+            start = definitions.start(node)
+            if start is not None:
+                known[node] = start
     rest = [node for node in nodes if node not in known]
     if len(rest) > MAX_TEXT_SEARCHES:
         return {**_generated_starts(module, rest, source), **known}  # one linear pass places them all
-    known.update(_unique_text_starts(module, rest, source))
-    if tops:  # after the expressions' own texts: a statement's code generation costs more
-        known.update(_statement_starts(module, [node for node in nodes if node not in known], tops, source))
-    rest = [node for node in nodes if node not in known]
+    text = SourceText(source)
+    known.update(_unique_text_starts(module, rest, text))
+    rest = [node for node in rest if node not in known]
+    if around is not None and rest:  # the narrower texts first: a statement's code generation costs more
+        known.update(_enclosed_starts(module, rest, text, around, definitions))
+        rest = [node for node in rest if node not in known]
+        if rest:
+            known.update(_statement_starts(module, rest, around.tops, text))
+            rest = [node for node in rest if node not in known]
     if not rest:
         return known
     return {**_generated_starts(module, rest, source), **known}
 
 
+def _enclosed_starts(
+    module: cst.Module,
+    nodes: List[cst.CSTNode],
+    text: SourceText,
+    around: Surroundings,
+    definitions: Definitions,
+) -> Dict[cst.CSTNode, Tuple[int, int]]:
+    """Nodes placed from a text that occurs once in a narrower stretch than the file: the call an
+    argument is given to (its own generation places its arguments), anywhere in the file; then the
+    node, or that call, within the function around it or that function's class (the ast's span of a
+    definition whose name is unique)."""
+    out: Dict[cst.CSTNode, Tuple[int, int]] = {}
+    generated: Dict[int, Optional[Tuple[str, Dict[int, int]]]] = {}
+    for node in nodes:
+        own = node if isinstance(node, (cst.BaseExpression, cst.Arg)) else None
+        owner = around.owners.get(id(node))
+        tries: List[Tuple[Optional[cst.CSTNode], Tuple[int, int]]] = [(owner, (0, len(text.source)))]
+        for definition in around.enclosing.get(id(node), ()):
+            span = definitions.span(definition)
+            if span is not None:
+                tries += [(own, span), (owner, span)]
+        for carrier, (low, high) in tries:
+            if carrier is None:
+                continue
+            if id(carrier) not in generated:
+                generated[id(carrier)] = _generated_text(module, carrier)
+            text_and_starts = generated[id(carrier)]
+            if text_and_starts is None or id(node) not in text_and_starts[1]:
+                continue
+            mapped = text.found_once(text_and_starts[0], low, high)
+            if mapped is not None:
+                out[node] = text.position(mapped(text_and_starts[1][id(node)]))
+                break
+    return out
+
+
 def _statement_starts(
     module: cst.Module,
     nodes: List[cst.CSTNode],
-    tops: Mapping[cst.CSTNode, Optional[cst.CSTNode]],
-    source: str,
+    tops: Mapping[int, Optional[cst.CSTNode]],
+    text: SourceText,
 ) -> Dict[cst.CSTNode, Tuple[int, int]]:
-    """Nodes inside module-level statements whose text occurs once in ``source``.
+    """Nodes inside module-level statements whose text occurs once in the source.
 
     A module-level statement is generated with no indentation and with its own leading comments
     and blank lines, so its code generation is its exact text in the file; occurring once, the text
@@ -169,67 +206,59 @@ def _statement_starts(
     wanted = {id(node): node for node in nodes}
     statements: Dict[int, cst.CSTNode] = {}
     for node in nodes:
-        top = tops.get(node)
+        top = tops.get(id(node))
         if top is not None:
             statements.setdefault(id(top), top)
-    if CodegenState is None or not statements:
-        return out
-    line_starts: Optional[List[int]] = None
     for statement in statements.values():
-        found = _once_in(module, statement, source)
+        found = _once_in(module, statement, text)
         if found is None:
             continue
-        at, starts = found
-        if line_starts is None:
-            line_starts = _line_starts_fast(source)
+        mapped, starts = found
         for ident in wanted.keys() & starts.keys():
-            out[wanted.pop(ident)] = _line_and_column(line_starts, at + starts[ident])
+            out[wanted.pop(ident)] = text.position(mapped(starts[ident]))
     return out
 
 
 def _unique_text_starts(
-    module: cst.Module, nodes: List[cst.CSTNode], source: str
+    module: cst.Module, nodes: List[cst.CSTNode], text: SourceText
 ) -> Dict[cst.CSTNode, Tuple[int, int]]:
-    """Expressions and arguments whose text occurs once in ``source``: placed from that occurrence.
+    """Expressions and arguments whose text occurs once in the source: placed from that occurrence.
 
-    Their code generation depends on nothing around them (no indentation, no separator chosen by
-    the parent), so it reproduces the text at their place in the source; occurring once, that is
-    where they are. Only the node itself is generated, not the file.
+    Their code generation depends on nothing around them but the indentation of their continuation
+    lines (text_places), so it reproduces the text at their place in the source; occurring once,
+    that is where they are. Only the node itself is generated, not the file.
     """
     out: Dict[cst.CSTNode, Tuple[int, int]] = {}
-    if CodegenState is None:
-        return out
-    line_starts: Optional[List[int]] = None
     for node in nodes:
         if not isinstance(node, (cst.BaseExpression, cst.Arg)):
             continue
-        found = _once_in(module, node, source)
-        if found is None:
-            continue
-        if line_starts is None:
-            line_starts = _line_starts_fast(source)
-        out[node] = _line_and_column(line_starts, found[0] + found[1][id(node)])
+        found = _once_in(module, node, text)
+        if found is not None:
+            out[node] = text.position(found[0](found[1][id(node)]))
     return out
 
 
-def _once_in(module: cst.Module, node: cst.CSTNode, source: str) -> Optional[Tuple[int, Dict[int, int]]]:
-    """Where ``node``'s own code generation occurs in ``source``, and the offsets in it of the nodes
-    it generated (by id); None when it occurs there more than once (or not at all)."""
+def _once_in(module: cst.Module, node: cst.CSTNode, text: SourceText) -> Optional[Tuple[Mapper, Dict[int, int]]]:
+    """Where ``node``'s own code generation occurs in the source (offsets in it -> offsets in the
+    source), and the offsets in it of the nodes it generated (by id); None when it occurs there more
+    than once (or not at all)."""
+    generated = _generated_text(module, node)
+    if generated is None:
+        return None
+    mapped = text.found_once(generated[0])
+    return None if mapped is None else (mapped, generated[1])
+
+
+def _generated_text(module: cst.Module, node: cst.CSTNode) -> Optional[Tuple[str, Dict[int, int]]]:
+    """``node``'s own code generation, and where each node it generated starts in it (by id)."""
+    if CodegenState is None:
+        return None
     state = _TextState(module.default_indent, module.default_newline)
     try:
         node._codegen(state)
     except (AttributeError, TypeError):  # pragma: no cover - LibCST internals changed
         return None
-    text = "".join(state.pieces)
-    at = source.find(text) if text else -1
-    if at < 0 or source.find(text, at + 1) >= 0:
-        return None
-    return at, state.starts
-
-
-def _line_and_column(line_starts: List[int], offset: int) -> Tuple[int, int]:
-    line = bisect.bisect_right(line_starts, offset)
-    return line, offset - line_starts[line - 1]
+    return "".join(state.pieces), state.starts
 
 
 def _generated_starts(
@@ -245,8 +274,8 @@ def _generated_starts(
         return _fallback(module, nodes)
     # LibCST drops a byte-order mark: offsets then count from after it.
     text = module.code if source is None or source.startswith("\ufeff") else source
-    line_starts = _line_starts_fast(text)
-    return {node: _line_and_column(line_starts, state.starts[id(node)]) for node in nodes}
+    starts_of_lines = line_starts(text)
+    return {node: line_and_column(starts_of_lines, state.starts[id(node)]) for node in nodes}
 
 
 def _fallback(module: cst.Module, nodes) -> Dict[cst.CSTNode, Tuple[int, int]]:
