@@ -146,7 +146,7 @@ def test_call_starts_from_the_ast_are_those_of_libcst(name):
     collector = Collector()
     collector.walk(module)
     calls = [record.node for record in collector.calls]
-    fast = unique_call_starts(tree, source, calls)
+    fast = unique_call_starts(tree, SourceText(source), calls)
     slow = node_starts(module, calls, source)
     assert {call: slow[call] for call in fast} == fast
     if name == "unusual":

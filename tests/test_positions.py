@@ -97,7 +97,7 @@ def test_definitions_with_a_unique_name_are_placed_from_the_ast():
         "def collate(items):\n    return items\n"
     )
     module = cst.parse_module(source)
-    definitions = Definitions(ast.parse(source), source)
+    definitions = Definitions(ast.parse(source), SourceText(source))
     found = [node for node in walk(module) if isinstance(node, (cst.FunctionDef, cst.ClassDef))]
     generated = node_starts(module, found)
     placed = {node.name.value: definitions.start(node) for node in found}
@@ -106,7 +106,7 @@ def test_definitions_with_a_unique_name_are_placed_from_the_ast():
     load = next(node for node in found if node.name.value == "load")
     span = definitions.span(load)
     assert span is not None and source[span[0]:span[1]].endswith("return collate")
-    shifted = Definitions(ast.parse("\n" + source), source)  # an ast whose lines are not the text's
+    shifted = Definitions(ast.parse("\n" + source), SourceText(source))  # an ast whose lines are not the text's
     assert [shifted.start(node) for node in found] == [None] * len(found)
 
 
@@ -119,7 +119,7 @@ def test_starts_within_calls_and_definitions_are_those_of_libcst(name):
     analysis = inspect_source(source, use_prefilter=False, tree=tree)
     assert analysis is not None
     module, around = analysis.module, analysis.surroundings()
-    definitions = Definitions(tree, source)
+    definitions = Definitions(tree, SourceText(source))
     nodes = [node for node in walk(module) if id(node) in around.owners or id(node) in around.enclosing]
     generated = node_starts(module, [*nodes, *walk(module)])
     enclosed = positions._enclosed_starts(module, nodes, SourceText(source), around, definitions)

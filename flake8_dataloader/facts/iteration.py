@@ -242,10 +242,11 @@ class IterationFacts:
         for record in self.file.calls:
             if record.node in self.flow.sites or record.node in self.graph.callees:
                 continue
-            # Cheap questions first: only another module of the project may say what a callee does.
+            # Cheap questions first: only another module of the project may say what a callee does,
+            # for a callee imported from it or a class of this file built by an `__init__` from it.
             qualname = self.loaders.imported(record.node.func, record.ctx.scope)
-            inherits = None if qualname else self._inherits_init(record)
-            if not (inherits if qualname is None else imports.may_define(qualname)):
+            inherits = self._inherits_init(record) if qualname is None else None
+            if qualname is None and inherits is None or qualname is not None and not imports.may_define(qualname):
                 continue
             # Asked only for a call handed something that may hold a loader: each answer may cost
             # a summary of the callee's module (a LibCST parse), and no other argument matters.

@@ -13,7 +13,7 @@ from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary, Ori
 from ..facts.resolve import join_dotted
 from ..settings import Settings, loader_tails
 from . import index, store
-from .locate import imports_own_project, installed, locate
+from .locate import Location, imports_own_project, installed, locate
 
 # `from .data import Stream` where data/__init__.py re-exports it from .stream, and so on.
 MAX_REEXPORTS = index.MAX_REEXPORTS
@@ -123,10 +123,8 @@ class ImportView:
     def may_define(self, qualname: str) -> bool:
         """Another module of the project is where the name would be defined (no summary read): when
         not, every question about it answers nothing."""
-        if not self.enabled:
-            return False
-        location = locate(qualname, self.importer)
-        return location is not None and location.path != self.importer and len(location.rest) == 1
+        location = _defining(qualname, self.importer) if self.enabled else None
+        return location is not None and location.path != self.importer
 
     def _find(self, qualname: str) -> Defined:
         if not self.enabled:
@@ -149,8 +147,8 @@ class ImportView:
             store.remember(self.importer, source, tree, module, facts, self.settings)
 
     def _lookup(self, qualname: str, importer: str, budget: int, seen: Set[Tuple[str, str]]) -> Defined:
-        location = locate(qualname, importer)
-        if location is None or location.path == self.importer or len(location.rest) != 1:
+        location = _defining(qualname, importer)
+        if location is None or location.path == self.importer:
             return NOTHING
         name = location.rest[0]
         if (location.path, name) in seen:  # re-exports that import each other
@@ -179,3 +177,10 @@ class ImportView:
             if found != NOTHING:
                 return found
         return NOTHING
+
+
+def _defining(qualname: str, importer: str) -> Optional[Location]:
+    """The module of the project whose top level would define ``qualname``, seen from ``importer``;
+    None when no module of the project would."""
+    location = locate(qualname, importer)
+    return location if location is not None and len(location.rest) == 1 else None

@@ -16,10 +16,10 @@ from typing import Dict, Iterable, List, Optional, Tuple, Union
 import libcst as cst
 
 from ..screen.ast_walk import nodes_of
-from .text_places import line_and_column, line_starts
+from ..screen.tokens import DEFINITIONS
+from .text_places import SourceText
 
 Shape = Tuple[Optional[str], int, Tuple[Optional[str], ...]]
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 def callee_name(func: Union[ast.expr, cst.BaseExpression]) -> Optional[str]:
@@ -44,7 +44,9 @@ def shape(call: Union[ast.Call, cst.Call]) -> Shape:
     return callee_name(call.func), positional, keywords
 
 
-def unique_call_starts(tree: ast.AST, source: str, calls: Iterable[cst.Call]) -> Dict[cst.CSTNode, Tuple[int, int]]:
+def unique_call_starts(
+    tree: ast.AST, text: SourceText, calls: Iterable[cst.Call]
+) -> Dict[cst.CSTNode, Tuple[int, int]]:
     """(1-based line, 0-based column in characters) of each call whose shape no other call of the
     file has. Calls inside f-strings count for uniqueness but never give a position (the ast's
     positions there are not reliable before Python 3.12)."""
@@ -59,20 +61,14 @@ def unique_call_starts(tree: ast.AST, source: str, calls: Iterable[cst.Call]) ->
             key = shape(node)
             if key in wanted:
                 found.setdefault(key, []).append((node, id(node) in in_fstrings))
-    lines: Optional[List[str]] = None
     out: Dict[cst.CSTNode, Tuple[int, int]] = {}
     for key, call in wanted.items():
         twins = found.get(key, [])
         if len(twins) != 1 or twins[0][1]:
             continue
-        if lines is None:
-            lines = _NEWLINE.split(source)
-        node = twins[0][0]
-        if node.lineno > len(lines):
-            continue
-        text = lines[node.lineno - 1]
-        column = len(text.encode("utf-8")[: node.col_offset].decode("utf-8", errors="replace"))
-        out[call] = (node.lineno, column)
+        offset = text.offset(twins[0][0].lineno, twins[0][0].col_offset)
+        if offset is not None:
+            out[call] = text.position(offset)
     return out
 
 
@@ -88,16 +84,14 @@ class Definitions:
     where each starts (its `def`, `async` or `class` keyword, as LibCST's syntactic start) and the
     stretch of the source it spans, read from flake8's ast. Built on first use, placed when asked."""
 
-    def __init__(self, tree: ast.AST, source: str) -> None:
-        self._tree, self._source = tree, source
+    def __init__(self, tree: ast.AST, text: SourceText) -> None:
+        self._tree, self._text = tree, text
         self._named: Optional[Dict[Tuple[bool, str], List[_AstDefinition]]] = None
         self._spans: Dict[Tuple[bool, str], Optional[Tuple[int, int]]] = {}
-        self._lines: List[str] = []
-        self._line_starts: List[int] = []
 
     def start(self, node: Definition) -> Optional[Tuple[int, int]]:
         span = self.span(node)
-        return None if span is None else line_and_column(self._line_starts, span[0])
+        return None if span is None else self._text.position(span[0])
 
     def span(self, node: Definition) -> Optional[Tuple[int, int]]:
         """Source offsets [start, end) of the definition, decorators excluded; None unless its name
@@ -109,30 +103,23 @@ class Definitions:
 
     def _span(self, is_class: bool, name: str) -> Optional[Tuple[int, int]]:
         if self._named is None:
-            kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
             self._named = {}
             for node in nodes_of(self._tree):
-                if isinstance(node, kinds):
+                if isinstance(node, DEFINITIONS):
                     self._named.setdefault((isinstance(node, ast.ClassDef), node.name), []).append(node)
-            self._lines = _NEWLINE.split(self._source)
-            self._line_starts = line_starts(self._source)
         twins = self._named.get((is_class, name), [])
         if len(twins) != 1:
             return None
-        node = twins[0]
+        node, source = twins[0], self._text.source
         end_line, end_column = node.end_lineno, node.end_col_offset
-        if end_line is None or end_column is None or end_line > len(self._lines):
-            return None
-        start = self._offset(node.lineno, node.col_offset)
-        header = _HEADER[is_class].match(self._source, start)
-        after = header.end() + len(name) if header is not None else start
-        if header is None or not self._source.startswith(name, header.end()) or _name_goes_on(self._source, after):
+        start = self._text.offset(node.lineno, node.col_offset)
+        end = None if end_line is None or end_column is None else self._text.offset(end_line, end_column)
+        header = _HEADER[is_class].match(source, start) if start is not None else None
+        if end is None or header is None or not source.startswith(name, header.end()) or _name_goes_on(
+            source, header.end() + len(name)
+        ):
             return None  # not where the ast says (a position the ast counts otherwise): left to LibCST
-        return start, self._offset(end_line, end_column)
-
-    def _offset(self, line: int, byte_column: int) -> int:
-        column = len(self._lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", errors="replace"))
-        return self._line_starts[line - 1] + column
+        return header.start(), end
 
 
 def _name_goes_on(source: str, offset: int) -> bool:

@@ -129,8 +129,9 @@ def node_starts(
     nodes = list(nodes)
     if tree is None or source is None or source.startswith("\ufeff"):
         return _generated_starts(module, nodes, source)
-    known = unique_call_starts(tree, source, [node for node in nodes if isinstance(node, cst.Call)])
-    definitions = Definitions(tree, source)
+    text = SourceText(source)
+    known = unique_call_starts(tree, text, [node for node in nodes if isinstance(node, cst.Call)])
+    definitions = Definitions(tree, text)
     for node in nodes:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node not in known:
             start = definitions.start(node)
@@ -139,7 +140,6 @@ def node_starts(
     rest = [node for node in nodes if node not in known]
     if len(rest) > MAX_TEXT_SEARCHES:
         return {**_generated_starts(module, rest, source), **known}  # one linear pass places them all
-    text = SourceText(source)
     known.update(_unique_text_starts(module, rest, text))
     rest = [node for node in rest if node not in known]
     if around is not None and rest:  # the narrower texts first: a statement's code generation costs more

@@ -35,9 +35,22 @@ class SourceText:
 
     def position(self, offset: int) -> Tuple[int, int]:
         """(1-based line, 0-based column in characters) of an offset."""
+        return line_and_column(self._starts(), offset)
+
+    def offset(self, line: int, byte_column: int) -> Optional[int]:
+        """The offset of an ast position (1-based line, column in UTF-8 bytes, as flake8's ast counts
+        it); None past the text's last line."""
+        starts = self._starts()
+        if not 1 <= line <= len(starts):
+            return None
+        begin = starts[line - 1]
+        end = starts[line] if line < len(starts) else len(self.source)
+        return begin + len(self.source[begin:end].encode("utf-8")[:byte_column].decode("utf-8", errors="replace"))
+
+    def _starts(self) -> List[int]:
         if self._line_starts is None:
             self._line_starts = line_starts(self.source)
-        return line_and_column(self._line_starts, offset)
+        return self._line_starts
 
     def found_once(self, text: str, low: int = 0, high: Optional[int] = None) -> Optional[Mapper]:
         """Map offsets of ``text`` to the source, if ``text`` occurs once in ``source[low:high]``
