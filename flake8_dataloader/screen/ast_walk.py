@@ -7,6 +7,7 @@ import ast
 from typing import List
 
 _LAST: list = [None, []]  # the last tree asked and its nodes
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # what defines a name with a body
 
 
 def breadth_first(tree: ast.AST) -> List[ast.AST]:

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .. import manifest
-from .ast_walk import breadth_first, nodes_of
+from .ast_walk import DEFINITIONS, breadth_first, nodes_of
 from ..settings import Settings
 
 # One alternative: tokens that must all occur in the text.
@@ -54,7 +54,6 @@ def uses_loader_word(names: Iterable[str]) -> bool:
 
 _LAST: list = [None, frozenset()]  # the last tree asked and its answer: the prefilter and the gate share it
 # Nodes that hold no name and no node that does: never queued.
-DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NAMED = (ast.Name, ast.Attribute, ast.alias, ast.arg, ast.keyword, *DEFINITIONS, ast.ImportFrom)
 PAYLOADS = (ast.Lambda, ast.GeneratorExp, ast.Yield, ast.YieldFrom)  # what DL302 reads wherever it stands
 # Outside strings and comments, a character past ASCII can only be part of an identifier: so a run of

@@ -15,8 +15,7 @@ from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from ..screen.ast_walk import nodes_of
-from ..screen.tokens import DEFINITIONS
+from ..screen.ast_walk import DEFINITIONS, nodes_of
 from .text_places import SourceText
 
 Shape = Tuple[Optional[str], int, Tuple[Optional[str], ...]]
