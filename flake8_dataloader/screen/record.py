@@ -9,7 +9,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .ast_walk import nodes_of
 from .gate_names import Holders, chain, class_names, is_partial
-from .gate_values import Arguments, KnownValues, Sources
+from .gate_values import CONSTRUCTORS, Arguments, KnownValues, Sources
 from ..settings import Settings, loader_tails
 from .tokens import DEFINITIONS, identifiers
 
@@ -51,6 +51,7 @@ class Record:
         self._project: Dict[str, bool] = {}
         self.sources = Sources()
         self._known: Optional[KnownValues] = None
+        self._here: Optional[Set[str]] = None  # what a callee of this file's code may be (``_called_elsewhere``)
         holders = Holders()
         methods: Dict[ast.AST, str] = {}  # a def in a class body -> the class
         for node in nodes_of(tree):  # the one pass (the identifiers read the same list)
@@ -143,9 +144,24 @@ class Record:
     def known(self) -> KnownValues:
         """Which names and `self.x` reads the analysis may read as Known (gate_values.py), built on demand."""
         if self._known is None:
-            holders = self.holders
-            self._known = KnownValues(self.sources, lambda name: name in holders.flows or name in holders.passed)
+            self._known = KnownValues(self.sources, self._called_elsewhere)
         return self._known
+
+    def _called_elsewhere(self, name: str) -> bool:
+        """A def or class of this file that calls under another name may reach, so that any call of the
+        file may fill its parameters: bound to another name, or handed to a call that may run code of
+        this file with it (a def, class or name bound here, `cls`/`super`, `partial`, a callee without a
+        name). Handed only to other modules' calls (`LightningCLI(Model, DataModule)`), it is called
+        there, where the analysis reads none of its parameters either."""
+        if name in self.holders.flows:
+            return True
+        callees = self.holders.passed_to.get(name)
+        if not callees:
+            return False
+        if self._here is None:
+            functions = {function.name for function, _ in self.sources.functions}
+            self._here = functions | self.classes.keys() | self.sources.assigned.keys() | CONSTRUCTORS | {"", "partial"}
+        return not callees.isdisjoint(self._here)
 
     def project(self, question: str) -> bool:
         """The project index's answers, asked once and only when they decide."""
