@@ -183,3 +183,18 @@ def test_the_reading_is_what_torch_does_and_the_fix_runs():
     with contextlib.redirect_stdout(printed):
         exec(compile(result.source, "quiet.py", "exec"), {"__name__": "quiet"})
     assert printed.getvalue() == "[[0, 1, 2], [3, 4, 5]]\n"
+
+
+def test_a_positional_only_parameter_before_it_does_not_shift_the_defaults():
+    init = ("def __init__(self, ds, flag=True, /, num_workers=3, **kw):\n"
+            "    super().__init__(ds, num_workers=num_workers)\n")
+    assert omitted_workers(_init(init)) == 3
+
+
+def test_a_base_of_the_module_defined_under_a_condition_counts_as_one():
+    source = ("if FAST:\n    class Base(DataLoader):\n        pass\nelse:\n    Base = DataLoader\n\n\n"
+              "class L(Base):\n" + HANDS_ON)
+    tree = ast.parse(source)
+    # `Base` names a loader class either way; the index reads the conditional class as the module's own.
+    classes = loader_classes(tree, {"DataLoader", "Base"}, frozenset())
+    assert (classes.custom, classes.workers) == ({"L"}, {"L"})

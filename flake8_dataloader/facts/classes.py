@@ -233,7 +233,7 @@ def omitted_loader_workers(file: "ClassFacts", cls: ClassInfo) -> Optional[int]:
     node = tree.body[0] if tree.body else None
     if not isinstance(node, ast.ClassDef):
         return None
-    return class_omitted_workers(node, {c.name for c in file.classes.values() if not c.local})
+    return class_omitted_workers(node, {c.name for c in file.classes.values()})
 
 
 _BLANK = cst.Module(body=[])  # generates a node's own text (default indentation and newlines)

@@ -29,7 +29,8 @@ class SubclassInit(NamedTuple):
 
 def class_omitted_workers(cls: ast.ClassDef, module_classes: AbstractSet[str]) -> Optional[int]:
     """``omitted_workers`` of the class's own `__init__`, when the class has one base and it is not a class
-    of its module (``module_classes``: their names) whose `__init__` could change what is handed on."""
+    of its module (``module_classes``: the names of every class the module defines, at any depth) whose
+    `__init__` could change what is handed on."""
     base = cls.bases[0] if len(cls.bases) == 1 and not cls.keywords else None
     if not isinstance(base, (ast.Name, ast.Attribute)) or _tail(base) in module_classes:
         return None
@@ -51,13 +52,13 @@ def omitted_workers(init: ast.AST) -> Optional[int]:
     default = _own_default(init.args)
     if default is None:
         return None
-    base_calls = 0
+    base_calls, parameter = 0, _parameter(init.args)
     for node in ast.walk(init):
         if isinstance(node, ast.Name) and node.id == WORKERS and not isinstance(node.ctx, ast.Load):
             return None  # bound again (an assignment, a loop target, `del`)
         if isinstance(node, (ast.Global, ast.Nonlocal)) and WORKERS in node.names:
             return None
-        if isinstance(node, ast.arg) and node.arg == WORKERS and node is not _parameter(init.args):
+        if isinstance(node, ast.arg) and node.arg == WORKERS and node is not parameter:
             return None  # a nested def or lambda with its own `num_workers`: not the one handed on
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__":
             if not any(k.arg == WORKERS and isinstance(k.value, ast.Name) and k.value.id == WORKERS
@@ -73,7 +74,7 @@ def _parameter(args: ast.arguments) -> Optional[ast.arg]:
 
 def _own_default(args: ast.arguments) -> Optional[int]:
     """The literal int default of a `num_workers` parameter that a keyword can fill."""
-    positional = args.args
+    positional = [*args.posonlyargs, *args.args]  # the defaults are those of the last of these
     defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
     defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
     value = defaults.get(WORKERS)

@@ -117,13 +117,15 @@ def loader_classes(tree: ast.AST, marked: Set[str], builders: FrozenSet[str]) ->
         return verdict[name]
 
     loaders, custom, workers = set(), set(), set()
+    every_class: Set[str] = set()  # the names of the module's classes at any depth, read once if needed
     for name, node in classes.items():
         loader, init = judge(name, set())
         if not loader:
             continue
         if init:
             custom.add(name)
-            if class_omitted_workers(node, classes.keys()) != 0:
+            every_class = every_class or {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+            if class_omitted_workers(node, every_class) != 0:
                 workers.add(name)
         if all(names_in(stmt).isdisjoint(marked | builders) for stmt in node.body):
             loaders.add(name)
