@@ -179,7 +179,10 @@ def test_dl103_reads_a_name_through_the_assignments_of_the_file(binding, rejecte
         ("make(ds, **cfg)", False),  # a splat of a parameter is Unknown
         ("SIZE = 0\nmake(ds, SIZE)", True),
         ("print(0)", False),
-        ("run(make)\nprint(0)", True),  # handed to a call: any call of the file may be a call of it
+        # handed to a def of this file: any call of the file may be a call of it
+        ("def run(f):\n    return f(ds)\n\n\nrun(make)\nprint(0)", True),
+        ("run = lambda f: f(ds)\nrun(make)\nprint(0)", True),
+        ("run(make)\nprint(0)", False),  # handed only to another module's call: called there, unseen
     ],
 )
 def test_dl103_reads_a_factory_parameter_at_the_calls_of_the_file(calls, rejected):
@@ -199,6 +202,12 @@ def test_dl103_reads_a_factory_parameter_at_the_calls_of_the_file(calls, rejecte
         ("Data(bs=-1).loader()", True),
         ("Data().loader()", False),  # the default, 16, is valid
         ("Data.from_config(cfg)", False),  # no constructor of this file binds `bs` there
+        # Handed to another module's call (a CLI builds it from its own arguments): no call here binds `bs`,
+        # whatever literals other calls pass.
+        ("cli = LightningCLI(Data, seed_everything_default=0)\nos.path.join(root, '..', 'data')", False),
+        # Handed to a def of this file, which may call it under another name: any call may bind `bs`.
+        ("def build(make):\n    return make(0)\n\n\nbuild(Data)", True),
+        ("def build(make):\n    return make()\n\n\nbuild(Data)\nprint(0)", True),
     ],
 )
 def test_self_attributes_are_read_per_construction_in_the_file(constructions, rejected):

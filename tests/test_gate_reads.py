@@ -66,14 +66,18 @@ def test_a_loader_name_from_a_module_outside_the_project_is_no_loader(tmp_path):
 def test_a_project_loader_subclass_with_an_init_reads_omitted_arguments_as_unknown(tmp_path):
     """Imported under torch's name, the project's subclass sets what a call omits: with persistent_workers
     omitted there is no DL402 to find; given as a value that may be False, there is. A call without
-    num_workers may still use workers (DL302 for its lambda). The subclass is no factory."""
+    num_workers gets the `__init__`'s own default, 0 here: no workers, no DL302 for its lambda; where the
+    `__init__` changes the count, it may use workers. The subclass is no factory."""
     root = _project(tmp_path, {
         "pkg/__init__.py": "",
         "pkg/loading.py": (
             "from torch.utils.data import DataLoader as TorchDataLoader\n\n\n"
             "class DataLoader(TorchDataLoader):\n"
             "    def __init__(self, dataset, num_workers=0, **kwargs):\n"
-            "        super().__init__(dataset, num_workers=num_workers, **kwargs)\n"
+            "        super().__init__(dataset, num_workers=num_workers, **kwargs)\n\n\n"
+            "class Clamped(TorchDataLoader):\n"
+            "    def __init__(self, dataset, num_workers=0, **kwargs):\n"
+            "        super().__init__(dataset, num_workers=max(num_workers, 2), **kwargs)\n"
         ),
         "pkg/omitted.py": "from .loading import DataLoader" + EPOCHS.format(extra=""),
         "pkg/given.py": (
@@ -83,10 +87,15 @@ def test_a_project_loader_subclass_with_an_init_reads_omitted_arguments_as_unkno
             "from .loading import DataLoader\n\n\ndef peek(dataset):\n"
             "    for batch in DataLoader(dataset, collate_fn=lambda batch: batch):\n        return batch\n"
         ),
+        "pkg/clamped.py": (
+            "from .loading import Clamped as DataLoader\n\n\ndef peek(dataset):\n"
+            "    for batch in DataLoader(dataset, collate_fn=lambda batch: batch):\n        return batch\n"
+        ),
     })
     assert _decide(root / "pkg" / "omitted.py", "DL402") == (False, set())
     assert _decide(root / "pkg" / "given.py", "DL402") == (True, {"DL402"})
-    assert _decide(root / "pkg" / "lambdas.py", "DL302") == (True, {"DL302"})
+    assert _decide(root / "pkg" / "lambdas.py", "DL302") == (False, set())
+    assert _decide(root / "pkg" / "clamped.py", "DL302") == (True, {"DL302"})
 
 
 def test_literal_persistent_workers_is_decided_for_dl402(tmp_path):

@@ -85,3 +85,15 @@ def test_suggested_expressions_are_valid_python_with_conditional_worker_counts()
         (7, "DL402 DataLoader workers are restarted every epoch; pass persistent_workers=(0 if cached else workers) "
             "> 0 to keep them between epochs"),
     ]
+
+
+def test_dl203_names_the_function_once():
+    template = (
+        "import random\n\nfrom torch.utils.data import DataLoader\n\n\n"
+        "def {name}(worker_id):\n    random.seed(worker_id)\n\n\n"
+        "loader = DataLoader(range(8), num_workers=2, worker_init_fn={name})\n"
+    )
+    tail = (" seeds from worker_id and constants only: every epoch and every run replays the same random stream; "
+            "seed from torch.initial_seed() or get_worker_info().seed")
+    assert messages(template.format(name="worker_init_fn"), "DL203") == [(6, "DL203 worker_init_fn" + tail)]
+    assert messages(template.format(name="seed_worker"), "DL203") == [(6, "DL203 worker_init_fn seed_worker" + tail)]

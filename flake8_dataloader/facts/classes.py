@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -12,6 +13,7 @@ from .foreign import Imports
 from .model import CallRecord, ClassInfo, FunctionInfo
 from .nodes import children
 from .resolve import Scope, Target, resolve
+from .subclass_init import class_omitted_workers
 from .walk import Visited, WorkBudget
 
 # A name re-bound more often than this is not followed (keeps generated code linear).
@@ -216,6 +218,25 @@ def forwards_loader_arguments(file: "ClassFacts", cls: ClassInfo) -> bool:
             names = {(s, v.value) for s, v in spread if isinstance(v, cst.Name)}
             return not plain and names == {("*", star.name.value), ("**", kwargs.name.value)}
     return False
+
+
+def omitted_loader_workers(file: "ClassFacts", cls: ClassInfo) -> Optional[int]:
+    """The worker count a call of this loader subclass that omits `num_workers` gets from the class's own
+    `__init__` (None: undecided, the omitted argument is unknown). One definition for this file's classes
+    and the project index's (facts/subclass_init.py, on the stdlib ast of the class's text)."""
+    if "__init__" not in cls.methods:
+        return None
+    try:
+        tree = ast.parse(_BLANK.code_for_node(cls.node))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, ast.ClassDef):
+        return None
+    return class_omitted_workers(node, {c.name for c in file.classes.values()})
+
+
+_BLANK = cst.Module(body=[])  # generates a node's own text (default indentation and newlines)
 
 
 def _calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:

@@ -110,6 +110,9 @@ class ModuleSummary(NamedTuple):
     # `__init__` of their own, or one that only forwards `*args, **kwargs`): their calls are read as
     # DataLoader's; otherwise what the call omits is Unknown (their `__init__` may set it).
     loader_classes: Dict[str, bool] = {}
+    # Of those that do not forward, the worker count a call omitting `num_workers` gets from their own
+    # `__init__` (facts/subclass_init.py), where it decides one.
+    loader_workers: Dict[str, int] = {}
 
 
 EMPTY_SUMMARY = ModuleSummary({}, {}, {})
@@ -135,6 +138,8 @@ class Imports(Protocol):
     def trainer_helper(self, qualname: str) -> bool: ...
 
     def loader_class(self, qualname: str) -> Optional[bool]: ...
+
+    def loader_workers(self, qualname: str) -> Optional[int]: ...
 
     def defines(self, qualname: str) -> bool: ...
 

@@ -9,7 +9,7 @@ import libcst as cst
 
 from .foreign import DatasetSummary, LoaderSummary
 from .inherited import inherited_dataset
-from .classes import ClassFacts, ClassInfo
+from .classes import ClassFacts, ClassInfo, omitted_loader_workers
 from .calls import CallGraph
 from .flow import ANY, OBJECT_FLOW, ElementKey, Key, Path, ValueFlow, constant_key
 from .binding import (KWARGS, SPLAT, Bound, Conditions, Signature, bind, conditions_of, own_kwargs, reads_parameter,
@@ -18,6 +18,7 @@ from .model import Argument, Context, FunctionInfo, LoaderCall, LoaderSite
 from .states import OMITTED, ArgState, Known, Unknown
 from .resolve import Scope, Target, evaluate, resolve
 from .signature import ALL_PARAMETERS, POSITIONAL
+from .subclass_init import WORKERS, SubclassInit
 
 # A factory returning another factory's result is found in the second round.
 FACTORY_ROUNDS = 2
@@ -41,37 +42,51 @@ class LoaderFacts:
         self._find_foreign_factories()
         self._find_factories()
 
-    def _loader_callee(self, func: cst.BaseExpression, scope: Scope) -> Tuple[bool, bool]:
-        """Whether the callee is a loader, and whether its `__init__` may set what a call omits (a
-        same-file subclass with an `__init__`, or one of another module that does more than forward)."""
+    def _loader_callee(self, func: cst.BaseExpression, scope: Scope) -> Tuple[bool, Optional[SubclassInit]]:
+        """Whether the callee is a loader, and what an `__init__` that may set what a call omits leaves
+        known (a same-file subclass with an `__init__`, or one of another module that does more than
+        forward; None: no such `__init__`)."""
         targets = resolve(func, scope)
         if not targets:
-            return False, False
-        custom_init = False
+            return False, None
+        readings: List[Optional[SubclassInit]] = []
         for target in targets:
             if isinstance(target, str) and target in self.file.loader_names:
+                readings.append(None)
                 continue
             cls = self.file.class_of_def(target)
             if cls is not None and self.file.is_loader_class(cls):
-                custom_init = custom_init or self.file.method(cls, "__init__") is not None
+                has_init = self.file.method(cls, "__init__") is not None
+                readings.append(SubclassInit(cls.name, omitted_loader_workers(self.file, cls)) if has_init else None)
                 continue
-            forwards = self._imported_loader_class(func, scope) if cls is None else None
-            if forwards is not None:
-                custom_init = custom_init or not forwards
-                continue
-            return False, False
-        return True, custom_init
+            subclass, reading = self._imported_loader_class(func, scope) if cls is None else (False, None)
+            if not subclass:
+                return False, None
+            readings.append(reading)
+        inits = [reading for reading in readings if reading is not None]
+        if not inits:
+            return True, None
+        # Several classes a name may hold: an omitted count is known only when each of them decides the same.
+        if len(inits) == len(readings) and len(set(inits)) == 1:
+            return True, inits[0]
+        return True, inits[0]._replace(omitted_workers=None)
 
-    def _imported_loader_class(self, func: cst.BaseExpression, scope: Scope) -> Optional[bool]:
-        """A loader subclass of another project module (None: not one): whether it forwards its arguments."""
-        qualname = self.imported(func, scope) if self.file.imports is not None else None
-        return self.file.imports.loader_class(qualname) if self.file.imports is not None and qualname else None
+    def _imported_loader_class(self, func: cst.BaseExpression, scope: Scope) -> Tuple[bool, Optional[SubclassInit]]:
+        """Whether the callee is a loader subclass of another project module, and what its `__init__`
+        leaves known (None: none that may set what a call omits; it forwards its arguments as they are)."""
+        imports = self.file.imports
+        qualname = self.imported(func, scope) if imports is not None else None
+        forwards = imports.loader_class(qualname) if imports is not None and qualname else None
+        if forwards is None:
+            return False, None
+        assert imports is not None and qualname
+        return True, None if forwards else SubclassInit(qualname.rpartition(".")[2], imports.loader_workers(qualname))
 
     def _find_loader_calls(self) -> None:
         for record in self.file.calls:
-            is_loader, custom_init = self._loader_callee(record.node.func, record.ctx.scope)
+            is_loader, init = self._loader_callee(record.node.func, record.ctx.scope)
             if is_loader:
-                call = read_arguments(record.node, record.ctx, custom_init)
+                call = read_arguments(record.node, record.ctx, init)
                 constructed: Dict[str, Argument] = {}
                 splat = own_kwargs(record.node, record.ctx.function)
                 for name, argument in call.args.items():
@@ -378,8 +393,9 @@ def foreign_call(record, loader: LoaderSummary, bound: Optional[Dict[str, Bound]
     return bound_version(call, bound, record.ctx.function, with_expressions=True)
 
 
-def read_arguments(call: cst.Call, ctx: Context, custom_init: bool = False) -> LoaderCall:
-    """Every DataLoader parameter of a call as Known / Unknown / Omitted."""
+def read_arguments(call: cst.Call, ctx: Context, init: Optional[SubclassInit] = None) -> LoaderCall:
+    """Every DataLoader parameter of a call as Known / Unknown / Omitted (``init``: a subclass's `__init__`
+    may set what the call omits, and leaves known only what it says)."""
     positional: List[cst.Arg] = []
     keywords: Dict[str, cst.Arg] = {}
     star = kwsplat = False
@@ -401,7 +417,9 @@ def read_arguments(call: cst.Call, ctx: Context, custom_init: bool = False) -> L
             args[name] = Argument(name, evaluate(node.value, ctx.scope), node.value, node)
         elif kwsplat or (star and name in POSITIONAL):
             args[name] = Argument(name, Unknown("may come from a splat"), via_splat=True)
-        elif custom_init:
+        elif init is not None and name == WORKERS and init.omitted_workers is not None:
+            args[name] = Argument(name, Known(init.omitted_workers), default_of=f"{init.owner}.__init__")
+        elif init is not None:
             args[name] = Argument(name, Unknown("set by the subclass's __init__"))
         else:
             args[name] = Argument(name, OMITTED)

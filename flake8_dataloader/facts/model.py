@@ -23,6 +23,7 @@ class Argument:
     expr: Optional[cst.BaseExpression] = None
     anchor: Optional[cst.CSTNode] = None  # the keyword Arg or positional Arg node
     via_splat: bool = False
+    default_of: str = ""  # omitted, and Known from this instead (a loader subclass's `__init__`)
 
     @property
     def known(self) -> bool:

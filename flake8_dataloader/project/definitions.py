@@ -13,6 +13,7 @@ import ast
 from collections import defaultdict
 from typing import Callable, DefaultDict, Dict, FrozenSet, List, NamedTuple, Set, Tuple
 
+from ..facts.subclass_init import class_omitted_workers
 from ..screen.tokens import DEFINITIONS, holds_payload, names_in, names_of
 
 # A class may be of a kind when its identifiers contain a part of each group (substrings, as the
@@ -26,6 +27,12 @@ CLASS_KINDS = {
 # Kinds read from a class's code rather than its identifiers (the gate's imported_payload and
 # imported_cuda): what DL302 and DL602 read in an imported dataset class, or in a same-module def it names.
 STRUCTURAL_KINDS = ("payload", "cuda")
+
+
+class LoaderClasses(NamedTuple):
+    plain: FrozenSet[str]  # read as a loader where imported under a loader class's name
+    custom: FrozenSet[str]  # with an `__init__`: what a call omits may be set there
+    workers: FrozenSet[str]  # of ``custom``, those that may give a call omitting `num_workers` workers
 
 
 class TopDef(NamedTuple):
@@ -85,9 +92,11 @@ def marked_defs(defs: List[TopDef], seed: Callable[[TopDef], bool]) -> FrozenSet
     return frozenset(found)
 
 
-def loader_classes(tree: ast.AST, marked: Set[str], builders: FrozenSet[str]) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-    """(loader subclasses whose code outside their bases names no loader class nor builder, and the
-    loader subclasses with an `__init__` of their own or of a same-module base). A base is a loader
+def loader_classes(tree: ast.AST, marked: Set[str], builders: FrozenSet[str]) -> LoaderClasses:
+    """(loader subclasses whose code outside their bases names no loader class nor builder, the loader
+    subclasses with an `__init__` of their own or of a same-module base, and those of the latter that
+    may give a call omitting `num_workers` workers: all but an own `__init__` over bases of other modules
+    whose omitted count is 0 (facts/subclass_init.py)). A base is a loader
     class when its last name is one of ``marked`` (`data.DataLoader` too) or a loader subclass here."""
     classes = {node.name: node for node in getattr(tree, "body", ()) if isinstance(node, ast.ClassDef)}
     verdict: Dict[str, Tuple[bool, bool]] = {}  # class -> (a loader subclass, an `__init__` in its chain)
@@ -107,16 +116,20 @@ def loader_classes(tree: ast.AST, marked: Set[str], builders: FrozenSet[str]) ->
             verdict[name] = (loader, init or own_init)
         return verdict[name]
 
-    loaders, custom = set(), set()
+    loaders, custom, workers = set(), set(), set()
+    every_class: Set[str] = set()  # the names of the module's classes at any depth, read once if needed
     for name, node in classes.items():
         loader, init = judge(name, set())
         if not loader:
             continue
         if init:
             custom.add(name)
+            every_class = every_class or {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+            if class_omitted_workers(node, every_class) != 0:
+                workers.add(name)
         if all(names_in(stmt).isdisjoint(marked | builders) for stmt in node.body):
             loaders.add(name)
-    return frozenset(loaders), frozenset(custom)
+    return LoaderClasses(frozenset(loaders), frozenset(custom), frozenset(workers))
 
 
 def code_names(definition: ast.AST) -> Set[str]:

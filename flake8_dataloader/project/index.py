@@ -41,12 +41,15 @@ class ModuleIndex(NamedTuple):
     bases: Dict[str, Tuple[str, ...]] = {}
     # Loader subclasses (a same-module base chain reaching a loader class) that build nothing else: called
     # under a loader class's name they are read as loader calls, not as factories. Among all loader
-    # subclasses, those with an `__init__` in that chain: what a call omits may be set there.
+    # subclasses, those with an `__init__` in that chain: what a call omits may be set there; of these,
+    # those that may give a call omitting `num_workers` workers (facts/subclass_init.py).
     loaders: FrozenSet[str] = frozenset()
     custom: FrozenSet[str] = frozenset()
+    custom_workers: FrozenSet[str] = frozenset()
 
 
 EMPTY_INDEX = ModuleIndex(frozenset(), {}, ())
+CUSTOM_KINDS = ("custom", "custom_workers")  # ModuleIndex.custom, ModuleIndex.custom_workers
 _CACHE: Dict[Tuple[str, int, int, FrozenSet[str]], "_Entry"] = {}
 
 
@@ -180,9 +183,10 @@ def _parsed(source: str, loader_tails: FrozenSet[str]) -> ModuleIndex:
     found = builders(tree, loader_tails) if names_loader else frozenset()
     exports, stars = import_table(tree)
     kinds, bases = class_kinds(tree, exports, source)
-    loaders, custom = loader_classes(tree, loader_marks(tree, loader_tails), found) if names_loader else (
-        frozenset(), frozenset())
-    return ModuleIndex(found, exports, stars, kinds, bases, loaders, custom)
+    if not names_loader:
+        return ModuleIndex(found, exports, stars, kinds, bases)
+    classes = loader_classes(tree, loader_marks(tree, loader_tails), found)
+    return ModuleIndex(found, exports, stars, kinds, bases, classes.plain, classes.custom, classes.workers)
 
 
 def names_a_builder(
@@ -213,10 +217,14 @@ def names_a_builder(
         return True
 
 
-def custom_loaders(tree: ast.AST, filename: str, loader_tails: FrozenSet[str], names: AbstractSet[str]) -> Set[str]:
+def custom_loaders(
+    tree: ast.AST, filename: str, loader_tails: FrozenSet[str], names: AbstractSet[str], workers: bool = False
+) -> Set[str]:
     """Which of ``names``, bound by the file's imports, name a loader subclass of its project with an
-    `__init__` (what its calls omit may be set there). Past MAX_MODULES_PER_FILE modules: all of them."""
-    lookup = _Lookup(os.path.abspath(filename), loader_tails, names, set(), MAX_MODULES_PER_FILE, "custom")
+    `__init__` (what its calls omit may be set there); ``workers``: one of those that may give a call
+    omitting `num_workers` workers. Past MAX_MODULES_PER_FILE modules: all of them."""
+    kind = "custom_workers" if workers else "custom"
+    lookup = _Lookup(os.path.abspath(filename), loader_tails, names, set(), MAX_MODULES_PER_FILE, kind)
     found: Set[str] = set()
     try:
         for dotted, local in imported_pairs(tree):
@@ -264,15 +272,15 @@ class _Lookup:
         self.seen: Dict[Tuple[str, str, bool], int] = {}
         self.modules = modules  # every module read for the linted file, at most ``bound``
         self.bound = bound
-        # "" for builders, "custom" for loader subclasses with an `__init__`, else a key of CLASS_KINDS or
+        # "" for builders, CUSTOM_KINDS for loader subclasses with an `__init__`, else a key of CLASS_KINDS or
         # STRUCTURAL_KINDS (classes, followed through their bases too).
         self.kind = kind
         self.as_loader = False  # builders: the name is read as a loader where it is imported
 
     def offered(self, entry: _Entry) -> FrozenSet[str]:
         index = entry.index()
-        if self.kind == "custom":
-            return index.custom
+        if self.kind in CUSTOM_KINDS:
+            return index.custom_workers if self.kind == "custom_workers" else index.custom
         if self.kind in STRUCTURAL_KINDS:
             return entry.structural(self.kind)
         if self.kind:
@@ -304,7 +312,7 @@ class _Lookup:
             return False
         self.seen[key] = depth
         entry = self.entry(path)
-        if entry is None or (self.kind in ("", "custom") and entry.lacks(name)):
+        if entry is None or (self.kind in ("", *CUSTOM_KINDS) and entry.lacks(name)):
             return False  # what the parsed index would answer: no builder, no import of it, no star
         index = entry.index()
         if name in self.offered(entry):
@@ -319,7 +327,7 @@ class _Lookup:
 
     @property
     def follows_bases(self) -> bool:
-        return self.kind not in ("", "custom")
+        return self.kind not in ("", *CUSTOM_KINDS)
 
     def module_offers(self, path: str, depth: int) -> bool:
         """A module imported whole: a builder, or a re-export, among the names the file mentions."""

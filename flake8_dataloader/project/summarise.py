@@ -17,7 +17,7 @@ from ..facts.foreign import (
     Origin,
 )
 from ..facts.iteration import Use
-from ..facts.classes import forwards_loader_arguments
+from ..facts.classes import forwards_loader_arguments, omitted_loader_workers
 from ..facts.model import ClassInfo, FunctionInfo, LoaderCall
 from ..syntax.positions import node_starts
 from ..facts.resolve import source_of
@@ -139,8 +139,11 @@ def summarise(
                           *(f.name for f in top_functions if facts.frameworks.returns_trainer(f))])
     loader_classes = {k.name: forwards_loader_arguments(facts.file, k)
                       for k in top_classes if facts.file.is_loader_class(k)}
+    decided = {k.name: omitted_loader_workers(facts.file, k)
+               for k in top_classes if loader_classes.get(k.name) is False}
+    loader_workers = {name: workers for name, workers in decided.items() if workers is not None}
     return ModuleSummary(datasets, factories, callables, _worker_inits(facts, top_functions), lightning,
-                         sampler_helpers, engines, trainers, loader_classes)
+                         sampler_helpers, engines, trainers, loader_classes, loader_workers)
 
 
 _Helpers = Dict[FunctionInfo, List[Tuple[Tuple[int, ...], cst.Call]]]

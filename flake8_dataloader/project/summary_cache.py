@@ -25,7 +25,7 @@ from ..facts.states import OMITTED, Known, Unknown, _Omitted
 
 LOG = logging.getLogger("flake8.dataloader")
 
-FORMAT = 1
+FORMAT = 2  # 2: ModuleSummary.loader_workers
 _TUPLES = {cls.__name__: cls for cls in (
     CallableSummary, DatasetSummary, FactorySummary, LoaderSummary, ModuleSummary, Origin, Signature,
 )}

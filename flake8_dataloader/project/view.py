@@ -34,6 +34,7 @@ class Defined(NamedTuple):
     engine: bool = False  # a function returning an Ignite engine
     trainer: bool = False  # a Lightning Trainer subclass, or a function returning a Trainer
     loader_class: Optional[bool] = None  # a loader subclass: whether it forwards DataLoader's arguments as they are
+    loader_workers: Optional[int] = None  # what its `__init__` gives a call that omits `num_workers`, if decided
     path: Optional[str] = None  # the module it was found in (set only when something was found)
 
 
@@ -116,6 +117,9 @@ class ImportView:
             return None
         return self._find(qualname).loader_class
 
+    def loader_workers(self, qualname: str) -> Optional[int]:
+        return self._find(qualname).loader_workers
+
     def defines(self, qualname: str) -> bool:
         """A module of the project summarises something under that name (directly or re-exported)."""
         return self._find(qualname) != NOTHING
@@ -164,6 +168,7 @@ class ImportView:
             summary.datasets.get(name), summary.factories.get(name), summary.callables.get(name),
             summary.shards.get(name), name in summary.lightning, summary.samplers.get(name, ()),
             name in summary.engines, name in summary.trainers, summary.loader_classes.get(name),
+            summary.loader_workers.get(name),
         )
         if found != NOTHING:
             return found._replace(path=location.path)

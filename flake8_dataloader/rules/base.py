@@ -109,6 +109,8 @@ def show(argument) -> str:
     """How an argument is written, for messages: `0`, `NW (= 0)`, `args.workers`."""
     if argument.omitted:
         return "omitted"
+    if argument.default_of and argument.known:
+        return f"omitted ({argument.default_of} defaults it to {argument.value!r})"
     if argument.expr is None:  # from a splat, or read from another module's summary
         return repr(argument.state.value) if argument.known else f"unknown ({argument.state.why})"
     text = source_of(argument.expr)
@@ -122,4 +124,6 @@ def show_workers(call) -> str:
     workers, name = call.num_workers, call.spelled("num_workers")
     if workers.omitted:
         return f"{name} omitted (defaults to 0)"
+    if workers.default_of and workers.known:
+        return f"{name} omitted ({workers.default_of} defaults it to {workers.value!r})"
     return f"{name}={show(workers)}"

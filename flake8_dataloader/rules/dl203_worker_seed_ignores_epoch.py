@@ -94,7 +94,7 @@ class WorkerSeedIgnoresEpoch(Rule):
     ACROSS_FILES = DEFINED_HERE.format(what="function (its first parameter named `worker_id`)") + " An imported worker_init_fn with another parameter name is not followed."
     NAME = "worker-seed-ignores-epoch"
     MESSAGE = (
-        "worker_init_fn {name} seeds from worker_id and constants only: every epoch and every run "
+        "{function} seeds from worker_id and constants only: every epoch and every run "
         "replays the same random stream; seed from torch.initial_seed() or get_worker_info().seed"
     )
     CONDITION = (("worker_fn",),)
@@ -105,7 +105,9 @@ class WorkerSeedIgnoresEpoch(Rule):
         fresh, looped = _rebound_per_loader(facts), _loop_bound(facts)
         for func in worker_init_functions(facts):
             if cls._seeds_statically(facts, func, PerPass(fresh.get(func, set()), looped)):
-                yield cls.finding(func.node, name=func.name)
+                # `worker_init_fn worker_init_fn seeds ...` would name it twice
+                named = "worker_init_fn" if func.name == "worker_init_fn" else f"worker_init_fn {func.name}"
+                yield cls.finding(func.node, function=named)
 
     @classmethod
     def _seeds_statically(cls, facts, func: FunctionInfo, fresh: PerPass) -> bool:

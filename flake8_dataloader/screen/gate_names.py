@@ -53,6 +53,8 @@ class Holders:
         self.flows: Dict[str, List[Set[str]]] = {}  # a name read -> the names bound from it
         self.params: List[str] = []
         self.passed: Set[str] = set()  # names handed to calls: a class passed may reach a parameter
+        # Each name handed to calls -> the names those calls' callees may be ("" for a callee with none).
+        self.passed_to: Dict[str, Set[str]] = {}
         self._sources: Optional[Dict[str, Set[str]]] = None
 
     def bind(self, targets: Iterable[ast.AST], value: ast.AST) -> None:
@@ -75,9 +77,14 @@ class Holders:
     def call(self, call: ast.Call) -> None:
         if isinstance(call.func, ast.Name) and call.func.id in CLASS_TESTS:
             return
+        callees: Optional[Set[str]] = None
         for value in [*call.args, *(keyword.value for keyword in call.keywords)]:
             if isinstance(value, (ast.Name, ast.Attribute)):
-                self.passed |= class_names(value)
+                names = class_names(value)
+                self.passed |= names
+                callees = callees if callees is not None else (class_names(call.func) or {""})
+                for name in names:
+                    self.passed_to.setdefault(name, set()).update(callees)
 
     def closure(self, start: Iterable[str]) -> Set[str]:
         found: Set[str] = set()

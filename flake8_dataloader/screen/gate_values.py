@@ -60,8 +60,8 @@ class KnownValues:
 
     One graph: a name takes the values of its assignments; a parameter those of a group of calls that
     may reach its function (its name's calls; every call when the name is also bound, subclassed or
-    passed elsewhere; calls whose callee is not a name), shared by the functions of one name, so the
-    graph stays linear in the file."""
+    handed to a call that may run this file's code with it; calls whose callee is not a name), shared
+    by the functions of one name, so the graph stays linear in the file."""
 
     def __init__(self, sources: Sources, aliased: Callable[[str], bool]) -> None:
         self.sources = sources

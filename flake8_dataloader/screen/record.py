@@ -9,7 +9,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .ast_walk import nodes_of
 from .gate_names import Holders, chain, class_names, is_partial
-from .gate_values import Arguments, KnownValues, Sources
+from .gate_values import CONSTRUCTORS, Arguments, KnownValues, Sources
 from ..settings import Settings, loader_tails
 from .tokens import DEFINITIONS, identifiers
 
@@ -51,6 +51,7 @@ class Record:
         self._project: Dict[str, bool] = {}
         self.sources = Sources()
         self._known: Optional[KnownValues] = None
+        self._here: Optional[Set[str]] = None  # what a callee of this file's code may be (``_called_elsewhere``)
         holders = Holders()
         methods: Dict[ast.AST, str] = {}  # a def in a class body -> the class
         for node in nodes_of(tree):  # the one pass (the identifiers read the same list)
@@ -123,6 +124,7 @@ class Record:
         ]
         self.candidates = [self._arguments(call) for call in self.candidate_calls]
         self._custom: Optional[Set[str]] = None
+        self._custom_workers: Optional[Set[str]] = None
 
     def _text(self, value: str) -> None:
         if value.isidentifier():
@@ -142,9 +144,24 @@ class Record:
     def known(self) -> KnownValues:
         """Which names and `self.x` reads the analysis may read as Known (gate_values.py), built on demand."""
         if self._known is None:
-            holders = self.holders
-            self._known = KnownValues(self.sources, lambda name: name in holders.flows or name in holders.passed)
+            self._known = KnownValues(self.sources, self._called_elsewhere)
         return self._known
+
+    def _called_elsewhere(self, name: str) -> bool:
+        """A def or class of this file that calls under another name may reach, so that any call of the
+        file may fill its parameters: bound to another name, or handed to a call that may run code of
+        this file with it (a def, class or name bound here, `cls`/`super`, `partial`, a callee without a
+        name). Handed only to other modules' calls (`LightningCLI(Model, DataModule)`), it is called
+        there, where the analysis reads none of its parameters either."""
+        if name in self.holders.flows:
+            return True
+        callees = self.holders.passed_to.get(name)
+        if not callees:
+            return False
+        if self._here is None:
+            functions = {function.name for function, _ in self.sources.functions}
+            self._here = functions | self.classes.keys() | self.sources.assigned.keys() | CONSTRUCTORS | {"", "partial"}
+        return not callees.isdisjoint(self._here)
 
     def project(self, question: str) -> bool:
         """The project index's answers, asked once and only when they decide."""
@@ -219,21 +236,33 @@ class Record:
     def custom_loaders(self) -> Set[str]:
         """Names (and their aliases) of loader subclasses imported from the project under a loader class's
         name whose `__init__` may set what a call omits: the analysis reads every omitted argument of
-        their calls as Unknown. Asked of the project index only when such a name is called."""
+        their calls as Unknown (`num_workers` apart: see ``workers_loaders``). Asked of the project index
+        only when such a name is called."""
         if self._custom is None:
-            self._custom = set()
-            called = {name for call in self.candidate_calls for name in class_names(call.func)}
-            bound = self.from_imported.keys() & self.loader_names
-            if bound and not self.holders.closure(bound).isdisjoint(called) and self._follows_imports():
-                from ..project import index
-
-                module = ast.Module(body=list(self.imports), type_ignores=[])
-                found = index.custom_loaders(module, str(self.filename), self.tails, bound)
-                self._custom = self.holders.closure(found)
+            self._custom = self._custom_names(workers=False)
         return self._custom
 
-    def is_custom(self, call: ast.Call) -> bool:
-        return bool(self.custom_loaders) and not class_names(call.func).isdisjoint(self.custom_loaders)
+    @property
+    def workers_loaders(self) -> Set[str]:
+        """Of ``custom_loaders``, those whose `__init__` may give a call omitting `num_workers` workers:
+        all but those handing on their own default of 0 (facts/subclass_init.py), read as 0 there."""
+        if self._custom_workers is None:
+            self._custom_workers = self._custom_names(workers=True) if self.custom_loaders else set()
+        return self._custom_workers
+
+    def _custom_names(self, workers: bool) -> Set[str]:
+        called = {name for call in self.candidate_calls for name in class_names(call.func)}
+        bound = self.from_imported.keys() & self.loader_names
+        if not bound or self.holders.closure(bound).isdisjoint(called) or not self._follows_imports():
+            return set()
+        from ..project import index
+
+        module = ast.Module(body=list(self.imports), type_ignores=[])
+        return self.holders.closure(index.custom_loaders(module, str(self.filename), self.tails, bound, workers))
+
+    def is_custom(self, call: ast.Call, workers: bool = False) -> bool:
+        names = self.workers_loaders if workers else self.custom_loaders
+        return bool(names) and not class_names(call.func).isdisjoint(names)
 
     def _imports_used(self, bases_only: bool) -> Tuple[ast.Module, Set[str]]:
         """The file's imports a finding can come through, and the names they may be used by.
