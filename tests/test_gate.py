@@ -343,6 +343,10 @@ SUBCLASS = (
         # DL203: a worker function that seeds
         ("DL203", "def init(worker_id):\n    print(worker_id)\n\n\nDataLoader(ds, worker_init_fn=init)\n", False),
         ("DL203", "def init(worker_id):\n    np.random.seed(worker_id)\n", True),
+        # a method's first parameter after its receiver (a staticmethod's first)
+        ("DL203", "class T:\n    def init(self, worker_id):\n        np.random.seed(worker_id)\n", True),
+        ("DL203", "class T:\n    @staticmethod\n    def init(worker_id):\n        np.random.seed(worker_id)\n", True),
+        ("DL203", "class T:\n    def init(self, wid):\n        np.random.seed(wid)\n", False),
         ("DL203", "def init(wid):\n    random.seed(wid)\n\n\nDataLoader(ds, worker_init_fn=init)\n", True),
         # DL202: a seeding call with an argument
         ("DL202", "seed = args.seed\nDataLoader(ds, shuffle=True)\n", False),

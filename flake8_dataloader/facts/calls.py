@@ -57,6 +57,9 @@ class CallGraph:
         if expr is None:
             return []
         expr = partial_target(expr)
+        if isinstance(expr, cst.Attribute):  # `self.seed_worker`, `Trainer.collate`: a method of the file
+            method = self.method_of(expr, scope)
+            return [method] if method is not None else []
         found: List[FunctionInfo] = []
         for target in resolve(expr, scope):
             func = self.file.functions.get(target) if isinstance(target, cst.FunctionDef) else None
@@ -135,25 +138,28 @@ class CallGraph:
                 return Callee(init, 1) if init is not None else None
             return None
         if isinstance(func, cst.Attribute):
-            receiver = func.value
-            cls = None
-            if isinstance(receiver, cst.Name):
-                enclosing, method = self.file.enclosing_class(scope)
-                if enclosing is not None and method is not None and method.params[:1] == [receiver.value]:
-                    cls = enclosing
-                else:
-                    targets = resolve(receiver, scope)
-                    if len(targets) == 1:
-                        cls = self.file.class_of_def(next(iter(targets)))  # Class.method(...)
-                    if cls is None:
-                        cls = self.file.instance_class(receiver, scope)
-            elif isinstance(receiver, cst.Call):
-                cls = self.file.instance_class(receiver, scope)
-            if cls is not None:
-                method = self.file.method(cls, func.attr.value)
-                if method is not None:
-                    return Callee(method, 1)
+            method = self.method_of(func, scope)
+            return Callee(method, 1) if method is not None else None
         return None
+
+    def method_of(self, attribute: cst.Attribute, scope: Scope) -> Optional[FunctionInfo]:
+        """The same-file method `receiver.name` denotes: on `self`/`cls` inside a method of its class, on
+        a class of the file (`Class.method`), or on an instance of one."""
+        receiver = attribute.value
+        cls = None
+        if isinstance(receiver, cst.Name):
+            enclosing, method = self.file.enclosing_class(scope)
+            if enclosing is not None and method is not None and method.params[:1] == [receiver.value]:
+                cls = enclosing
+            else:
+                targets = resolve(receiver, scope)
+                if len(targets) == 1:
+                    cls = self.file.class_of_def(next(iter(targets)))  # Class.method(...)
+                if cls is None:
+                    cls = self.file.instance_class(receiver, scope)
+        elif isinstance(receiver, cst.Call):
+            cls = self.file.instance_class(receiver, scope)
+        return self.file.method(cls, attribute.attr.value) if cls is not None else None
 
     def _builds(self, record: CallRecord, cls: ClassInfo) -> bool:
         if not isinstance(record.node.func, cst.Name):

@@ -29,9 +29,10 @@ class WorkerSeedIgnoresEpoch(Rule):
     """
     ## What it does
     Flags a `worker_init_fn` (passed as `worker_init_fn=` directly, through
-    `functools.partial` or a splatted dict, or any function whose first
-    parameter is `worker_id`) that seeds an RNG from `worker_id` and
-    constants alone.
+    `functools.partial` or a splatted dict, a method of the file passed as
+    `self.seed_worker` or `Trainer.seed_worker`, or any function whose first
+    parameter is `worker_id`, a method's first after `self`/`cls`) that seeds
+    an RNG from `worker_id` and constants alone.
 
     ## Why is this bad?
     PyTorch already gives every worker a unique seed, drawn afresh for each

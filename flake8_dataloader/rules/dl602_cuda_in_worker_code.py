@@ -24,7 +24,8 @@ class CudaInWorkerCode(Rule):
     creation, or a `torch.cuda.*` call (other than `is_available`,
     `device_count`, `get_device_name`) in `__getitem__`/`__iter__` of a
     dataset class of this file (or what they call), in a `collate_fn` or in a
-    `worker_init_fn`, when a loader with workers uses it.
+    `worker_init_fn` (a function or a method of the file, `collate_fn=self.collate`),
+    when a loader with workers uses it.
 
     ## Why is this bad?
     Under fork, once the main process has initialised CUDA, the worker

@@ -223,13 +223,14 @@ def _seeded(record: Record) -> bool:
 
 
 def _worker_fn(record: Record) -> bool:
-    """DL203: a function whose first parameter is `worker_id`, or any function where `worker_init_fn`
-    is named, that calls a seeder or RNG constructor with a seed in its own body (nested defs apart)."""
+    """DL203: a function whose first parameter is `worker_id` (a method's, after its receiver, or a
+    staticmethod's first), or any function where `worker_init_fn` is named, that calls a seeder or RNG
+    constructor with a seed in its own body (nested defs apart)."""
     seeders = record.holders.closure(SEEDERS)
     named = "worker_init_fn" in record.ids
-    for function, _ in record.sources.functions:
-        params = [*function.args.posonlyargs, *function.args.args]
-        if (named or (params and params[0].arg == "worker_id")) and _seeds(function, seeders):
+    for function, owner in record.sources.functions:
+        params = [arg.arg for arg in [*function.args.posonlyargs, *function.args.args]]
+        if (named or "worker_id" in params[:2 if owner else 1]) and _seeds(function, seeders):
             return True
     return False
 
