@@ -140,7 +140,11 @@ EPOCHS = "    for epoch in range(3):\n        for batch in loader:\n            
     [
         (
             "loader = DataLoader(ds, num_workers=2, persistent_workers=0)",  # a literal False is not reported
-            "persistent_workers is written explicitly as a false value; change it by hand if that was not deliberate",
+            "persistent_workers=0 is written as a false value; change it by hand if that was not deliberate",
+        ),
+        (
+            "keep = False; loader = DataLoader(ds, num_workers=2, persistent_workers=keep)",
+            "persistent_workers=keep is False here; change it where it is set if that was not deliberate",
         ),
         (
             "loader = DataLoader(ds, num_workers=workers())",
@@ -155,6 +159,21 @@ EPOCHS = "    for epoch in range(3):\n        for batch in loader:\n            
 def test_dl402_leaves_what_it_cannot_prove(construction, reason):
     source = HEADER + "class Custom(DataLoader):\n    pass\n\n\ndef train(ds):\n    " + construction + "\n" + EPOCHS
     assert reasons(source) == [(9, "DL402", reason)]
+
+
+@pytest.mark.parametrize(
+    "factory, call, reason",
+    [
+        ("def make(ds, **kw):\n    return DataLoader(ds, num_workers=2, **kw)\n",
+         "make(ds, persistent_workers=False)",
+         "persistent_workers comes in as False (through a ** splat or the factory's caller); change it where it is set"),
+        ("def make(ds, pw):\n    return DataLoader(ds, num_workers=2, persistent_workers=pw)\n", "make(ds, False)",
+         "persistent_workers=pw is False here; change it where it is set if that was not deliberate"),
+    ],
+)
+def test_dl402_says_where_a_false_persistent_workers_comes_from_in_a_factory(factory, call, reason):
+    source = HEADER + factory + "\n\ndef train(ds):\n    loader = " + call + "\n" + EPOCHS
+    assert reasons(source) == [(5, "DL402", reason)]
 
 
 @pytest.mark.parametrize(

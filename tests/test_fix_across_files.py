@@ -106,7 +106,7 @@ def test_a_fix_the_other_module_declines_is_left_with_its_reason(project):
     fixed = run("flake8_dataloader", "fix", "--isolated", SELECT, "train.py", "data.py", cwd=project)
     linted = run("flake8", "--isolated", SELECT, "train.py", "data.py", cwd=project)
     assert fixed.stdout == (
-        "train.py:5:14: DL402 left as is: at data.py:7: persistent_workers is written explicitly as a false value; "
+        "train.py:5:14: DL402 left as is: at data.py:7: persistent_workers=False is written as a false value; "
         "change it by hand if that was not deliberate\n"
     )
     assert POSITION.findall(fixed.stdout) == POSITION.findall(linted.stdout)

@@ -129,7 +129,7 @@ def test_left_findings_are_listed_with_reasons(tmp_path):
     assert result.returncode == 1, "a finding remains"
     assert result.stdout.splitlines() == [
         "custom.py: fixed DL402 x1",
-        "custom.py:5:13: DL402 left as is: persistent_workers is written explicitly as a false value; "
+        "custom.py:5:13: DL402 left as is: persistent_workers=0 is written as a false value; "
         "change it by hand if that was not deliberate",
     ]
 

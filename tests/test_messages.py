@@ -97,3 +97,18 @@ def test_dl203_names_the_function_once():
             "seed from torch.initial_seed() or get_worker_info().seed")
     assert messages(template.format(name="worker_init_fn"), "DL203") == [(6, "DL203 worker_init_fn" + tail)]
     assert messages(template.format(name="seed_worker"), "DL203") == [(6, "DL203 worker_init_fn seed_worker" + tail)]
+
+
+def test_dl202_agrees_with_what_differs():
+    template = (
+        "import random\n\nfrom torch.utils.data import DataLoader\n\nrandom.seed(0)\n"
+        "loader = DataLoader(range(8), {arguments})\n"
+    )
+    head = "DL202 random/np.random are seeded but torch is not and this loader has no generator=: "
+    tail = " between runs; call torch.manual_seed(seed) or pass generator="
+    assert messages(template.format(arguments="shuffle=True"), "DL202") == [
+        (6, head + "shuffle order differs" + tail)]
+    assert messages(template.format(arguments="num_workers=2"), "DL202") == [
+        (6, head + "worker seeds differ" + tail)]
+    assert messages(template.format(arguments="shuffle=True, num_workers=2"), "DL202") == [
+        (6, head + "shuffle order and worker seeds differ" + tail)]

@@ -188,7 +188,7 @@ class HalfSeededRun(Rule):
     NAME = "half-seeded-run"
     MESSAGE = (
         "random/np.random are seeded but torch is not and this loader has no generator=: "
-        "{what} differ between runs; call torch.manual_seed(seed) or pass generator="
+        "{what_differs} between runs; call torch.manual_seed(seed) or pass generator="
     )
     CONDITION = (("seed", "workers"), ("seed", "shuffles"), ("imported_builder",))
     TRIGGERS = NEEDS_LOADER
@@ -206,7 +206,7 @@ class HalfSeededRun(Rule):
             workers = facts.iteration.may_use_workers(call)
             if shuffles or workers:
                 what = " and ".join(w for w, on in (("shuffle order", shuffles), ("worker seeds", workers)) if on)
-                yield cls.finding(call.node, what=what)
+                yield cls.finding(call.node, what_differs=what + (" differs" if what == "shuffle order" else " differ"))
 
     @staticmethod
     def _random_sampler(facts, call) -> bool:

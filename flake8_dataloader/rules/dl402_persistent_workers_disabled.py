@@ -13,10 +13,10 @@ from .compose import positive
 from ..facts.class_traits import iterable_classes, single_use_return
 from ..facts.constants import DEFAULT_LOADER_NAMES
 from ..facts.draws import draws_random
-from ..facts.model import LoaderCall, LoaderSite
+from ..facts.model import Argument, LoaderCall, LoaderSite
 from ..facts.mutation import dataset_change_in_loop, reseeded_each_pass
 from ..facts.resolve import resolve
-from .base import FACTORY_SITES, FOLLOWS_CALLABLES, NEEDS_LOADER_OR_CONFIG, Finding, Rule
+from .base import FACTORY_SITES, FOLLOWS_CALLABLES, NEEDS_LOADER_OR_CONFIG, Finding, Rule, source_of
 from .dl4_shared import rebuilt_by_calls, rebuilt_loop
 
 if TYPE_CHECKING:
@@ -320,11 +320,22 @@ def enable_persistent_workers(finding: Finding, ctx: FixContext) -> Outcome:
     return _add_persistent_workers(call)
 
 
+def _given_false(keyword: str, given: Argument) -> str:
+    """Why a persistent_workers that the call is given, and that reads False, is left to the user."""
+    if given.expr is None:  # a `**` splat, or a parameter of a factory that its caller fills
+        return f"{keyword} comes in as False (through a ** splat or the factory's caller); change it where it is set"
+    text = source_of(given.expr)
+    if given.known and (text == repr(given.value) or text.isdigit()):
+        return f"{keyword}={text} is written as a false value; change it by hand if that was not deliberate"
+    return f"{keyword}={text} is False here; change it where it is set if that was not deliberate"
+
+
 def _add_persistent_workers(call: LoaderCall) -> Outcome:
     """`persistent_workers=True` (`dataloader_persistent_workers` in TrainingArguments), or `=<workers> > 0`."""
     keyword = call.spelled("persistent_workers")
-    if not call.args["persistent_workers"].omitted:
-        return f"{keyword} is written explicitly as a false value; change it by hand if that was not deliberate"
+    given = call.args["persistent_workers"]
+    if not given.omitted:
+        return _given_false(keyword, given)
     if call.num_workers.known:
         value: cst.BaseExpression = cst.Name("True")
     else:
