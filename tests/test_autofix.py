@@ -166,7 +166,8 @@ def test_dl402_leaves_what_it_cannot_prove(construction, reason):
     [
         ("def make(ds, **kw):\n    return DataLoader(ds, num_workers=2, **kw)\n",
          "make(ds, persistent_workers=False)",
-         "persistent_workers comes in as False (through a ** splat or the factory's caller); change it where it is set"),
+         "persistent_workers comes in as False (through a ** splat or the factory's caller); "
+         "change it where it is set"),
         ("def make(ds, pw):\n    return DataLoader(ds, num_workers=2, persistent_workers=pw)\n", "make(ds, False)",
          "persistent_workers=pw is False here; change it where it is set if that was not deliberate"),
     ],
