@@ -220,7 +220,17 @@ def notebook_many_calls(n: int) -> str:
     return HEADER + classes + NOTEBOOK_CELL + "def build(ds):\n" + loaders + calls
 
 
+def subclass_calls(n: int) -> str:
+    """n calls of a loader subclass whose `__init__` (n lines long) hands on its own num_workers default."""
+    body = "".join(f"        self.option{i} = {i}\n" for i in range(n))
+    cls = ("class Loader(DataLoader):\n    def __init__(self, ds, num_workers=0, **kwargs):\n" + body
+           + "        super().__init__(ds, num_workers=num_workers, **kwargs)\n\n\n")
+    calls = "".join(f"loader{i} = Loader(ds, batch_size={i + 1})\n" for i in range(n))
+    return HEADER + cls + calls + "for epoch in range(3):\n    for batch in loader0:\n        pass\n"
+
+
 SHAPES: Dict[str, Callable[[int], str]] = {
+    "subclass_calls": subclass_calls,
     "notebook_dataset_chain": notebook_dataset_chain,
     "notebook_many_calls": notebook_many_calls,
     "many_loaders_one_loop": many_loaders_one_loop,

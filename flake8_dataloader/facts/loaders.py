@@ -32,6 +32,7 @@ class LoaderFacts:
         self.graph = graph
         self.flow = flow
         self._by_dataset: Optional[Dict[ClassInfo, List[LoaderCall]]] = None
+        self._inits: Dict[ClassInfo, SubclassInit] = {}  # read once per class, not once per call of it
         self._foreign_datasets: Dict[LoaderCall, List[DatasetSummary]] = {}
         # Loaders built in other modules of the project, returned by an imported factory.
         self.foreign_calls: List[LoaderCall] = []
@@ -56,8 +57,7 @@ class LoaderFacts:
                 continue
             cls = self.file.class_of_def(target)
             if cls is not None and self.file.is_loader_class(cls):
-                has_init = self.file.method(cls, "__init__") is not None
-                readings.append(SubclassInit(cls.name, omitted_loader_workers(self.file, cls)) if has_init else None)
+                readings.append(self._subclass_init(cls))
                 continue
             subclass, reading = self._imported_loader_class(func, scope) if cls is None else (False, None)
             if not subclass:
@@ -70,6 +70,14 @@ class LoaderFacts:
         if len(inits) == len(readings) and len(set(inits)) == 1:
             return True, inits[0]
         return True, inits[0]._replace(omitted_workers=None)
+
+    def _subclass_init(self, cls: ClassInfo) -> Optional[SubclassInit]:
+        """What a same-file loader subclass's `__init__` (its own or a same-file base's) leaves known."""
+        if self.file.method(cls, "__init__") is None:
+            return None
+        if cls not in self._inits:
+            self._inits[cls] = SubclassInit(cls.name, omitted_loader_workers(self.file, cls))
+        return self._inits[cls]
 
     def _imported_loader_class(self, func: cst.BaseExpression, scope: Scope) -> Tuple[bool, Optional[SubclassInit]]:
         """Whether the callee is a loader subclass of another project module, and what its `__init__`
