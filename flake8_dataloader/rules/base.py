@@ -125,5 +125,5 @@ def show_workers(call) -> str:
     if workers.omitted:
         return f"{name} omitted (defaults to 0)"
     if workers.default_of and workers.known:
-        return f"{name} omitted ({workers.default_of} defaults it to {workers.value!r})"
+        return f"{name} {show(workers)}"
     return f"{name}={show(workers)}"
