@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from .model import CallRecord, ClassInfo, Context, FunctionInfo, LoopInfo, Mutation
+from .model import STATIC_RECEIVER, CallRecord, ClassInfo, Context, FunctionInfo, LoopInfo, Mutation
 from .nodes import children
 from .resolve import Binding, BindingKind, Scope, ScopeKind, join_dotted
 
@@ -271,7 +271,7 @@ class Collector(cst.CSTVisitor):
         owner = self.scope.info if isinstance(self.scope.info, ClassInfo) else None
         if owner is not None and _is_static(node):
             owner = None
-            params = ["<static>"] + params  # keep the receiver-free call mapping uniform
+            params = [STATIC_RECEIVER] + params  # keep the receiver-free call mapping uniform
         info = FunctionInfo(
             node=node,
             name=node.name.value,

@@ -84,6 +84,11 @@ class CallRecord:
     ctx: Context
 
 
+# The first parameter the collector gives a staticmethod, so that every method's callers fill its
+# parameters from the second on (`Callee.offset`).
+STATIC_RECEIVER = "<static>"
+
+
 @dataclass(eq=False)
 class FunctionInfo:
     node: cst.FunctionDef
@@ -95,6 +100,11 @@ class FunctionInfo:
     is_generator: bool = False
     nested: bool = False  # defined inside another function
     guarded: bool = False  # defined under the module's `if __name__ == "__main__":` (spawn workers lack it)
+
+    @property
+    def own_params(self) -> List[str]:
+        """The parameters a caller fills: a method's after its receiver (`self`, `cls`, STATIC_RECEIVER)."""
+        return self.params[1:] if self.cls is not None or self.params[:1] == [STATIC_RECEIVER] else self.params
 
 
 @dataclass(eq=False)

@@ -219,7 +219,7 @@ def _rebound_per_loader(facts: FileFacts) -> Dict[FunctionInfo, Set[str]]:
 
 def _bound_from(partial: cst.Call, func: FunctionInfo, rebound: Set[str]) -> Set[str]:
     """The parameters of ``func`` that `functools.partial(func, ...)` binds from names in ``rebound``."""
-    params = func.params[1:] if func.cls is not None else func.params  # a bound method's self
+    params = func.own_params
     out: Set[str] = set()
     for i, arg in enumerate(partial.args[1:]):
         param = arg.keyword.value if arg.keyword is not None else None

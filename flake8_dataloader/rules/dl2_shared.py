@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Tuple
 
 import libcst as cst
 
@@ -14,17 +14,10 @@ from ..facts.resolve import Scope, follow_single_binding
 def worker_init_functions(facts) -> List[FunctionInfo]:
     """Functions passed as `worker_init_fn` (directly, via `functools.partial` or a splatted
     dict) and functions whose first parameter is `worker_id`."""
-    found: List[FunctionInfo] = [f for f in facts.file.functions.values() if first_parameter(f) == "worker_id"]
+    found: List[FunctionInfo] = [f for f in facts.file.functions.values() if f.own_params[:1] == ["worker_id"]]
     for expr, scope in worker_init_values(facts):
         found.extend(func for func in facts.graph.functions_of(expr, scope) if func not in found)
     return found
-
-
-def first_parameter(func: FunctionInfo) -> Optional[str]:
-    """The first parameter a caller fills: a method's after its receiver (`self`, `cls`, or the collector's
-    placeholder of a staticmethod)."""
-    own = func.params[1:] if func.cls is not None or func.params[:1] == ["<static>"] else func.params
-    return own[0] if own else None
 
 
 def worker_init_values(facts) -> Iterator[Tuple[cst.BaseExpression, Scope]]:
