@@ -129,9 +129,15 @@ def test_a_loader_class_read_only_as_a_type_builds_nothing():
         "def run(loader: DataLoader) -> DataLoader:\n    seen: DataLoader = loader\n    return seen\n\n"
         "class Engine:\n    def __init__(self, data: 'DataLoader', *rest: DataLoader):\n        self.data = data\n\n"
         "def make(ds):\n    kind: type = DataLoader\n    return kind(ds)\n\n"
-        "def checks(x) -> bool:\n    return isinstance(x, DataLoader)\n"
+        "def checks(x) -> bool:\n    return isinstance(x, DataLoader)\n\n"
+        "def either(x) -> bool:\n    return issubclass(x, (torch.utils.data.DataLoader, list))\n\n"
+        "def wraps(x):\n    return x if isinstance(x, DataLoader) else DataLoader(x)\n\n"
+        "def computed(x) -> bool:\n    return isinstance(x, pick(DataLoader))\n\n"
+        "def keyword(x) -> bool:\n    return isinstance(x, DataLoader, strict=True)\n\n"
+        "def via_checks(x):\n    return checks(x)\n"
     )
-    assert index.builders(module, loader_tails(DEFAULT_SETTINGS)) == {"make", "checks"}
+    # A type test reads the class and calls none of it; a second argument that calls code is kept.
+    assert index.builders(module, loader_tails(DEFAULT_SETTINGS)) == {"make", "wraps", "computed", "keyword"}
 
 
 # An engine that takes a loader (annotated as one) and runs it: it builds none, so a script handing it
@@ -144,7 +150,12 @@ RUNNER = (
 )
 
 
-@pytest.mark.parametrize(("extra", "expected"), [("", False), (HELPED.replace("_make", "DataLoader"), True)])
+CHECKED = "\n\ndef build_loader(x):\n    return isinstance(x, (DataLoader, list))\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"), [("", False), (CHECKED, False), (HELPED.replace("_make", "DataLoader"), True)]
+)
 def test_an_import_naming_a_loader_only_in_annotations_admits_nothing(tmp_path, extra, expected):
     script = "from runner import Engine\n\n\ndef main(loader):\n    Engine(loader).run(3)\n"
     if extra:

@@ -40,7 +40,7 @@ class TopDef(NamedTuple):
 
     name: str
     is_class: bool
-    names: FrozenSet[str]  # its code's names outside annotations (``code_names``), its own name left out
+    names: FrozenSet[str]  # its code's names outside annotations and type tests (``code_names``), not its own
     payload: bool  # a lambda, a generator, or a def or class inside one of its functions (DL302)
     cuda: bool  # `cuda` as a name or attribute, or in a string (DL602)
 
@@ -50,7 +50,7 @@ def top_defs(tree: ast.AST) -> List[TopDef]:
     for node in getattr(tree, "body", ()):
         if isinstance(node, DEFINITIONS):
             nodes = _code_nodes(node)
-            found.append(TopDef(node.name, isinstance(node, ast.ClassDef), frozenset(names_of(nodes) - {node.name}),
+            found.append(TopDef(node.name, isinstance(node, ast.ClassDef), frozenset(_mentions(nodes) - {node.name}),
                                 holds_payload(nodes, [node]), any(_names_cuda(item) for item in nodes)))
     return found
 
@@ -133,9 +133,35 @@ def loader_classes(tree: ast.AST, marked: Set[str], builders: FrozenSet[str]) ->
 
 
 def code_names(definition: ast.AST) -> Set[str]:
-    """``names_in`` of a def or class outside its annotations: a name read only as a type (a parameter's,
-    a return's, an annotated assignment's) builds nothing, so it does not make the def a builder."""
-    return names_of(_code_nodes(definition))
+    """``names_in`` of a def or class outside its annotations and type tests: a name read only as a type
+    (a parameter's, a return's, an annotated assignment's, the class `isinstance(x, DataLoader)` tests
+    against) builds nothing, so it does not make the def a builder, nor one marked through it."""
+    return _mentions(_code_nodes(definition))
+
+
+def _mentions(nodes: List[ast.AST]) -> Set[str]:
+    tested = [item for node in nodes for item in _type_tested(node)]
+    if not tested:
+        return names_of(nodes)
+    skipped = {id(item) for node in tested for item in ast.walk(node)}
+    return names_of([node for node in nodes if id(node) not in skipped])
+
+
+def _type_tested(node: ast.AST) -> List[ast.AST]:
+    """The classes `isinstance(x, C)` / `issubclass(k, (C, D))` tests against, when each is a plain
+    (dotted) name: reading one calls nothing. Any other second argument may call code, and is kept."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _TYPE_TESTS
+            and len(node.args) == 2 and not node.keywords):
+        return []
+    tested = node.args[1]
+    classes = tested.elts if isinstance(tested, ast.Tuple) else [tested]
+    return [tested] if all(_dotted_name(item) for item in classes) else []
+
+
+def _dotted_name(node: ast.AST) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def _code_nodes(definition: ast.AST) -> List[ast.AST]:
@@ -155,6 +181,7 @@ def _code_nodes(definition: ast.AST) -> List[ast.AST]:
 
 
 _ANNOTATION_FIELDS = ("annotation", "returns")
+_TYPE_TESTS = ("isinstance", "issubclass")
 _ANNOTATED = (ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
