@@ -29,7 +29,8 @@ from .foreign import Imports
 from .inspection import Inspections
 from .framework_uses import FrameworkUses
 from .iteration import IterationFacts
-from .loaders import LoaderFacts, read_arguments
+from .loader_arguments import read_arguments
+from .loaders import LoaderFacts
 from .loops import drop_single_pass_loops
 from .model import LoaderCall, Mutation
 from .mutation import LoopChanges, LoopTouches, Reseeds

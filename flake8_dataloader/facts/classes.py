@@ -226,14 +226,18 @@ def omitted_loader_workers(file: "ClassFacts", cls: ClassInfo) -> Optional[int]:
     and the project index's (facts/subclass_init.py, on the stdlib ast of the class's text)."""
     if "__init__" not in cls.methods:
         return None
+    node = class_ast(cls)
+    return None if node is None else class_omitted_workers(node, {c.name for c in file.classes.values()})
+
+
+def class_ast(cls: ClassInfo) -> Optional[ast.ClassDef]:
+    """The class's own text, parsed by the stdlib `ast` (for the readings both the index and the facts make)."""
     try:
         tree = ast.parse(_BLANK.code_for_node(cls.node))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     node = tree.body[0] if tree.body else None
-    if not isinstance(node, ast.ClassDef):
-        return None
-    return class_omitted_workers(node, {c.name for c in file.classes.values()})
+    return node if isinstance(node, ast.ClassDef) else None
 
 
 _BLANK = cst.Module(body=[])  # generates a node's own text (default indentation and newlines)

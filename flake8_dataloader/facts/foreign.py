@@ -13,6 +13,7 @@ from typing import Dict, FrozenSet, NamedTuple, Optional, Protocol, Tuple
 
 from .binding import Conditions, Signature
 from .states import ArgState
+from .subclass_init import SubclassInit
 
 
 class Origin(NamedTuple):
@@ -89,6 +90,17 @@ class CallableSummary(NamedTuple):
     uses: Tuple[Tuple[str, int], ...]  # parameter -> iteration.Use level
 
 
+class SubclassLink(NamedTuple):
+    """A module-level class with one base imported from elsewhere, read as a loader subclass when another
+    module of the project defines that base as one (a chain of the project's loader subclasses)."""
+
+    base: str  # the base's dotted name, as it resolves in the class's module
+    forwards: bool  # no `__init__` of its own, or one that only forwards: its calls read as its base's
+    workers: Optional[int]  # otherwise: what its `__init__` gives a call omitting `num_workers`, if decided
+    hands_on: bool  # ... or whether it leaves an omitted `num_workers` omitted for the base to decide
+    iterates: bool  # it defines `__iter__` (itself or through a base of its module)
+
+
 class ModuleSummary(NamedTuple):
     datasets: Dict[str, DatasetSummary]
     factories: Dict[str, FactorySummary]
@@ -113,6 +125,12 @@ class ModuleSummary(NamedTuple):
     # Of those that do not forward, the worker count a call omitting `num_workers` gets from their own
     # `__init__` (facts/subclass_init.py), where it decides one.
     loader_workers: Dict[str, int] = {}
+    # Module-level classes that are no loader subclass here, with one imported base: a loader subclass
+    # when that base is one of another module (project/view.py follows the chain).
+    subclass_links: Dict[str, SubclassLink] = {}
+    # Loader subclasses that define `__iter__` (themselves or through a base of the module): they iterate
+    # their own way, so no rule reads their loading as DataLoader's (DL410).
+    loader_iterators: FrozenSet[str] = frozenset()
 
 
 EMPTY_SUMMARY = ModuleSummary({}, {}, {})
@@ -139,7 +157,9 @@ class Imports(Protocol):
 
     def loader_class(self, qualname: str) -> Optional[bool]: ...
 
-    def loader_workers(self, qualname: str) -> Optional[int]: ...
+    def loader_init(self, qualname: str) -> Optional[SubclassInit]: ...
+
+    def loader_iterates(self, qualname: str) -> bool: ...
 
     def defines(self, qualname: str) -> bool: ...
 

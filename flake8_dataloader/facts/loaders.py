@@ -16,9 +16,9 @@ from .binding import (KWARGS, SPLAT, Bound, Conditions, Signature, bind, conditi
                       signature_of, taken)
 from .model import Argument, Context, FunctionInfo, LoaderCall, LoaderSite
 from .states import OMITTED, ArgState, Known, Unknown
-from .resolve import Scope, Target, evaluate, resolve
-from .signature import ALL_PARAMETERS, POSITIONAL
-from .subclass_init import WORKERS, SubclassInit
+from .resolve import Scope, Target, resolve
+from .loader_arguments import read_arguments
+from .subclass_init import SubclassInit
 
 # A factory returning another factory's result is found in the second round.
 FACTORY_ROUNDS = 2
@@ -33,6 +33,9 @@ class LoaderFacts:
         self.flow = flow
         self._by_dataset: Optional[Dict[ClassInfo, List[LoaderCall]]] = None
         self._inits: Dict[ClassInfo, SubclassInit] = {}  # read once per class, not once per call of it
+        # Loader calls of a subclass that defines `__iter__` (MONAI's ThreadDataLoader iterates through a
+        # thread buffer): their iteration is not DataLoader's.
+        self.own_iteration: Set[cst.Call] = set()
         self._foreign_datasets: Dict[LoaderCall, List[DatasetSummary]] = {}
         # Loaders built in other modules of the project, returned by an imported factory.
         self.foreign_calls: List[LoaderCall] = []
@@ -71,6 +74,19 @@ class LoaderFacts:
             return True, inits[0]
         return True, inits[0]._replace(omitted_workers=None)
 
+    def _iterates_own_way(self, func: cst.BaseExpression, scope: Scope) -> bool:
+        """Some class the loader callee may be defines `__iter__`: a same-file subclass (or a same-file base of
+        it), or a loader subclass of another module of the project."""
+        for target in resolve(func, scope):
+            cls = self.file.class_of_def(target)
+            if cls is not None and self.file.method(cls, "__iter__") is not None:
+                return True
+            if cls is None and isinstance(target, str) and target not in self.file.loader_names:
+                qualname = self.imported(func, scope) if self.file.imports is not None else None
+                if qualname and self.file.imports is not None and self.file.imports.loader_iterates(qualname):
+                    return True
+        return False
+
     def _subclass_init(self, cls: ClassInfo) -> Optional[SubclassInit]:
         """What a same-file loader subclass's `__init__` (its own or a same-file base's) leaves known."""
         if self.file.method(cls, "__init__") is None:
@@ -88,12 +104,16 @@ class LoaderFacts:
         if forwards is None:
             return False, None
         assert imports is not None and qualname
-        return True, None if forwards else SubclassInit(qualname.rpartition(".")[2], imports.loader_workers(qualname))
+        if forwards:
+            return True, None
+        return True, imports.loader_init(qualname) or SubclassInit(qualname.rpartition(".")[2], None)
 
     def _find_loader_calls(self) -> None:
         for record in self.file.calls:
             is_loader, init = self._loader_callee(record.node.func, record.ctx.scope)
             if is_loader:
+                if self._iterates_own_way(record.node.func, record.ctx.scope):
+                    self.own_iteration.add(record.node)
                 call = read_arguments(record.node, record.ctx, init)
                 constructed: Dict[str, Argument] = {}
                 splat = own_kwargs(record.node, record.ctx.function)
@@ -399,36 +419,3 @@ def foreign_call(record, loader: LoaderSummary, bound: Optional[Dict[str, Bound]
     if bound is None or not call.reads:
         return call
     return bound_version(call, bound, record.ctx.function, with_expressions=True)
-
-
-def read_arguments(call: cst.Call, ctx: Context, init: Optional[SubclassInit] = None) -> LoaderCall:
-    """Every DataLoader parameter of a call as Known / Unknown / Omitted (``init``: a subclass's `__init__`
-    may set what the call omits, and leaves known only what it says)."""
-    positional: List[cst.Arg] = []
-    keywords: Dict[str, cst.Arg] = {}
-    star = kwsplat = False
-    for arg in call.args:
-        if arg.star == "*":
-            star = True
-        elif arg.star == "**":
-            kwsplat = True  # every keyword not written may come from it
-        elif arg.keyword is not None:
-            keywords[arg.keyword.value] = arg
-        elif not star:
-            positional.append(arg)
-    args: Dict[str, Argument] = {}
-    for index, name in enumerate(ALL_PARAMETERS):
-        node = keywords.get(name)
-        if node is None and index < len(POSITIONAL) and index < len(positional):
-            node = positional[index]
-        if node is not None:
-            args[name] = Argument(name, evaluate(node.value, ctx.scope), node.value, node)
-        elif kwsplat or (star and name in POSITIONAL):
-            args[name] = Argument(name, Unknown("may come from a splat"), via_splat=True)
-        elif init is not None and name == WORKERS and init.omitted_workers is not None:
-            args[name] = Argument(name, Known(init.omitted_workers), default_of=f"{init.owner}.__init__")
-        elif init is not None:
-            args[name] = Argument(name, Unknown("set by the subclass's __init__"))
-        else:
-            args[name] = Argument(name, OMITTED)
-    return LoaderCall(node=call, ctx=ctx, args=args)

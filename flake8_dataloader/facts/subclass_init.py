@@ -13,7 +13,7 @@ unknown (the `__init__` may set it, as `kwargs["collate_fn"] = ...` does).
 from __future__ import annotations
 
 import ast
-from typing import AbstractSet, NamedTuple, Optional
+from typing import AbstractSet, NamedTuple, Optional, Set
 
 WORKERS = "num_workers"
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -36,6 +36,60 @@ def class_omitted_workers(cls: ast.ClassDef, module_classes: AbstractSet[str]) -
         return None
     init = next((item for item in cls.body if isinstance(item, FUNCTIONS) and item.name == "__init__"), None)
     return None if init is None else omitted_workers(init)
+
+
+def class_hands_on_workers(cls: ast.ClassDef, module_classes: AbstractSet[str]) -> bool:
+    """``hands_on_workers`` of the class's own `__init__`, on the same terms as ``class_omitted_workers``:
+    a call omitting `num_workers` then gets what its one base gives a call omitting it."""
+    base = cls.bases[0] if len(cls.bases) == 1 and not cls.keywords else None
+    if not isinstance(base, (ast.Name, ast.Attribute)) or _tail(base) in module_classes:
+        return False
+    init = next((item for item in cls.body if isinstance(item, FUNCTIONS) and item.name == "__init__"), None)
+    return init is not None and hands_on_workers(init)
+
+
+def hands_on_workers(init: ast.AST) -> bool:
+    """This `__init__` leaves an omitted `num_workers` omitted: it takes no parameter of that name, and
+    hands its `**kwargs` unchanged in that key to every base `__init__` it calls (at least one), with at
+    most one positional argument and no `num_workers=` there. Its `kwargs` may be read (`.get`, `[k]`,
+    `in`) and given other string keys (`kwargs["persistent_workers"] = False`); any other use of it may
+    add the count (`kwargs.update(...)`, handing it to a helper), so it decides nothing."""
+    if not isinstance(init, ast.FunctionDef) or init.decorator_list or init.args.kwarg is None:
+        return False
+    if any(a.arg == WORKERS for a in [*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs]):
+        return False
+    kwargs = init.args.kwarg.arg
+    allowed: Set[int] = set()  # the ids of the Name nodes of the uses read above
+    base_calls = 0
+    for node in ast.walk(init):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__":
+            spread = [k for k in node.keywords if k.arg is None]
+            if (len(node.args) > 1 or any(isinstance(a, ast.Starred) for a in node.args)
+                    or any(k.arg == WORKERS for k in node.keywords) or len(spread) != 1
+                    or not _is_name(spread[0].value, kwargs)):
+                return False
+            allowed.add(id(spread[0].value))
+            base_calls += 1
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            if _is_name(node.func.value, kwargs):
+                allowed.add(id(node.func.value))
+        elif isinstance(node, ast.Subscript) and _is_name(node.value, kwargs):
+            key = node.slice
+            if isinstance(node.ctx, ast.Load) or (
+                isinstance(node.ctx, ast.Store) and isinstance(key, ast.Constant)
+                and isinstance(key.value, str) and key.value != WORKERS
+            ):
+                allowed.add(id(node.value))
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            if _is_name(node.comparators[0], kwargs):
+                allowed.add(id(node.comparators[0]))
+    uses = [node for node in ast.walk(init) if isinstance(node, ast.Name) and node.id == kwargs]
+    nested = [node for node in ast.walk(init) if isinstance(node, ast.arg) and node.arg == kwargs]
+    return base_calls > 0 and len(nested) == 1 and all(id(node) in allowed for node in uses)
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
 
 
 def _tail(base: ast.expr) -> str:

@@ -15,9 +15,11 @@ from ..facts.foreign import (
     LoaderSummary,
     ModuleSummary,
     Origin,
+    SubclassLink,
 )
 from ..facts.iteration import Use
-from ..facts.classes import forwards_loader_arguments, omitted_loader_workers
+from ..facts.classes import class_ast, forwards_loader_arguments, omitted_loader_workers
+from ..facts.subclass_init import class_hands_on_workers, class_omitted_workers
 from ..facts.model import ClassInfo, FunctionInfo, LoaderCall
 from ..syntax.positions import node_starts
 from ..facts.resolve import source_of
@@ -142,8 +144,35 @@ def summarise(
     decided = {k.name: omitted_loader_workers(facts.file, k)
                for k in top_classes if loader_classes.get(k.name) is False}
     loader_workers = {name: workers for name, workers in decided.items() if workers is not None}
+    links = _subclass_links(facts, [k for k in top_classes if k.name not in loader_classes], tree)
+    iterators = frozenset(k.name for k in top_classes if k.name in loader_classes and _iterates(facts, k))
     return ModuleSummary(datasets, factories, callables, _worker_inits(facts, top_functions), lightning,
-                         sampler_helpers, engines, trainers, loader_classes, loader_workers)
+                         sampler_helpers, engines, trainers, loader_classes, loader_workers, links, iterators)
+
+
+def _iterates(facts: FileFacts, klass: ClassInfo) -> bool:
+    return facts.file.method(klass, "__iter__") is not None
+
+
+def _subclass_links(facts: FileFacts, classes: List[ClassInfo], tree: ast.AST) -> Dict[str, SubclassLink]:
+    """Classes with one base, imported: what they leave known if that base is a loader subclass elsewhere."""
+    links: Dict[str, SubclassLink] = {}
+    nodes = top_level(tree)
+    every_class: Set[str] = set()
+    for klass in classes:
+        targets = facts.file.class_targets(klass) if len(klass.bases) == 1 else set()
+        base = next(iter(targets)) if len(targets) == 1 else None
+        if not isinstance(base, str):
+            continue
+        forwards = forwards_loader_arguments(facts.file, klass)
+        workers, hands_on = None, False
+        node = nodes.get(klass.name) or (None if forwards else class_ast(klass))  # the ast may not have it
+        if not forwards and isinstance(node, ast.ClassDef):
+            every_class = every_class or {k.name for k in facts.file.classes.values()}
+            workers = class_omitted_workers(node, every_class)
+            hands_on = workers is None and class_hands_on_workers(node, every_class)
+        links[klass.name] = SubclassLink(base, forwards, workers, hands_on, _iterates(facts, klass))
+    return links
 
 
 _Helpers = Dict[FunctionInfo, List[Tuple[Tuple[int, ...], cst.Call]]]

@@ -20,14 +20,16 @@ from typing import Any, Dict, FrozenSet, Optional, Tuple
 
 from ..facts.binding import Signature
 from ..facts.flow import ANY, _Any
-from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary, LoaderSummary, ModuleSummary, Origin
+from ..facts.foreign import (
+    CallableSummary, DatasetSummary, FactorySummary, LoaderSummary, ModuleSummary, Origin, SubclassLink,
+)
 from ..facts.states import OMITTED, Known, Unknown, _Omitted
 
 LOG = logging.getLogger("flake8.dataloader")
 
-FORMAT = 2  # 2: ModuleSummary.loader_workers
+FORMAT = 3  # 2: ModuleSummary.loader_workers; 3: ModuleSummary.subclass_links
 _TUPLES = {cls.__name__: cls for cls in (
-    CallableSummary, DatasetSummary, FactorySummary, LoaderSummary, ModuleSummary, Origin, Signature,
+    CallableSummary, DatasetSummary, FactorySummary, LoaderSummary, ModuleSummary, Origin, Signature, SubclassLink,
 )}
 Exports = Tuple[Dict[str, str], Tuple[str, ...]]
 

@@ -9,8 +9,9 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 import libcst as cst
 
 from ..facts.analysis import FileFacts
-from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary, Origin
+from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary, Origin, SubclassLink
 from ..facts.resolve import join_dotted
+from ..facts.subclass_init import SubclassInit
 from ..settings import Settings, loader_tails
 from . import index, store
 from .locate import Location, imports_own_project, installed, locate
@@ -34,7 +35,8 @@ class Defined(NamedTuple):
     engine: bool = False  # a function returning an Ignite engine
     trainer: bool = False  # a Lightning Trainer subclass, or a function returning a Trainer
     loader_class: Optional[bool] = None  # a loader subclass: whether it forwards DataLoader's arguments as they are
-    loader_workers: Optional[int] = None  # what its `__init__` gives a call that omits `num_workers`, if decided
+    loader_init: Optional[SubclassInit] = None  # one that does not forward: what its `__init__` leaves known
+    loader_iterates: bool = False  # a loader subclass defining `__iter__`
     path: Optional[str] = None  # the module it was found in (set only when something was found)
 
 
@@ -117,8 +119,11 @@ class ImportView:
             return None
         return self._find(qualname).loader_class
 
-    def loader_workers(self, qualname: str) -> Optional[int]:
-        return self._find(qualname).loader_workers
+    def loader_init(self, qualname: str) -> Optional[SubclassInit]:
+        return self._find(qualname).loader_init
+
+    def loader_iterates(self, qualname: str) -> bool:
+        return self._find(qualname).loader_iterates
 
     def defines(self, qualname: str) -> bool:
         """A module of the project summarises something under that name (directly or re-exported)."""
@@ -168,8 +173,12 @@ class ImportView:
             summary.datasets.get(name), summary.factories.get(name), summary.callables.get(name),
             summary.shards.get(name), name in summary.lightning, summary.samplers.get(name, ()),
             name in summary.engines, name in summary.trainers, summary.loader_classes.get(name),
-            summary.loader_workers.get(name),
+            SubclassInit(name, summary.loader_workers.get(name)) if summary.loader_classes.get(name) is False else None,
+            name in summary.loader_iterators,
         )
+        link = summary.subclass_links.get(name)
+        if link is not None and found.loader_class is None and budget > 0:
+            found = self._chained(name, found, link, location.path, budget - 1, seen)
         if found != NOTHING:
             return found._replace(path=location.path)
         if budget <= 0:
@@ -182,6 +191,23 @@ class ImportView:
             if found != NOTHING:
                 return found
         return NOTHING
+
+    def _chained(
+        self, name: str, found: Defined, link: SubclassLink, path: str, budget: int, seen: Set[Tuple[str, str]]
+    ) -> Defined:
+        """A class whose imported base is a loader subclass of the project is one too (Across files: loader
+        subclasses of the project, at any depth within the lookup's bounds): its calls read as its base's
+        when it adds nothing, otherwise what it omits is unknown but the `num_workers` it decides or hands on."""
+        base = self._lookup(link.base, path, budget, seen)
+        if base.loader_class is None:
+            return found
+        found = found._replace(loader_iterates=link.iterates or base.loader_iterates)
+        if link.forwards:
+            return found._replace(loader_class=base.loader_class, loader_init=base.loader_init)
+        init = SubclassInit(name, link.workers)
+        if link.workers is None and link.hands_on:  # the base decides, as DataLoader does when it forwards
+            init = base.loader_init or SubclassInit("DataLoader", 0)
+        return found._replace(loader_class=False, loader_init=init)
 
 
 def _defining(qualname: str, importer: str) -> Optional[Location]:

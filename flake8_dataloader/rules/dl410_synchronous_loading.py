@@ -60,6 +60,8 @@ class SynchronousLoading(Rule):
 
     ## Known limits
     - Small in-memory datasets can be faster without workers.
+    - A loader subclass that defines `__iter__` (MONAI's `ThreadDataLoader`, which loads from a background
+      thread) iterates its own way: its calls are not reported.
     - Anchor: the call.
 
     ## References
@@ -77,6 +79,8 @@ class SynchronousLoading(Rule):
     @classmethod
     def check(cls, facts: FileFacts, settings: Settings) -> Iterator[Finding]:
         for call in facts.flow.loader_calls.values():
+            if call.source.node in facts.loaders.own_iteration:
+                continue  # a subclass's own `__iter__` may load ahead (a thread buffer): not proven synchronous
             found = next((v for s, v in facts.iteration.versions(call) if v.single_process() and facts.iteration.iterated_repeatedly(s)), None)
             if found is not None:
                 yield cls.finding(call.node, workers=show_workers(found))

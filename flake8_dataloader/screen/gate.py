@@ -50,10 +50,11 @@ def _workers(record: Record) -> bool:
     `dataloader_num_workers` too), or a same-file loader subclass where a class of the file defines
     `__init__` (the analysis reads every argument not written at a subclass's calls as Unknown, set
     by an `__init__` of it or of a same-file base), or a call of a loader subclass imported from the
-    project whose `__init__` may give a call omitting `num_workers` workers."""
+    project whose `__init__` may give a call omitting `num_workers` workers, or that passes more than
+    the dataset by position (its `__init__` orders its parameters its own way)."""
     if any(_worker_using(call) for call in record.candidates) or _initialised_subclass(record):
         return True
-    return any(record.is_custom(call, workers=True) for call in record.candidate_calls)
+    return any(record.is_custom(call, workers=len(call.args) < 2) for call in record.candidate_calls)
 
 
 def _worker_using(call: Arguments) -> bool:
