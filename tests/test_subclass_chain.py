@@ -64,7 +64,9 @@ SCRIPT = (
     "            pass\n"
 )
 SELECTED = Settings(selected=frozenset({"DL302", "DL401", "DL410"}))
-OMITTED = "DL410 single-process DataLoader (num_workers omitted (DataLoader.__init__ defaults it to 0)) in a training loop"
+OMITTED = (
+    "DL410 single-process DataLoader (num_workers omitted (DataLoader.__init__ defaults it to 0)) in a training loop"
+)
 # Per class: what `quiet` reports past the rebuilt loader's DL401 and DL302 (DL410 at the call, DL302 at the lambda).
 EXPECTED = {
     # Threaded iterates through its own `__iter__`: its single-process loading is not proven synchronous.
@@ -134,7 +136,8 @@ def test_the_summary_links_each_class_to_its_base_and_keeps_the_link_on_disk(pro
     ("call", "expected"),
     [
         # Past the dataset, a positional argument fills the subclass's own `num_workers`, not batch_size.
-        ("DataLoader(ds, 4, collate_fn=lambda b: b)", [(12, len("    loader = DataLoader(ds, 4, collate_fn="), "DL302")]),
+        ("DataLoader(ds, 4, collate_fn=lambda b: b)",
+         [(12, len("    loader = DataLoader(ds, 4, collate_fn="), "DL302")]),
         ("DataLoader(ds, collate_fn=lambda b: b)", [(12, 13, "DL410")]),
     ],
 )
