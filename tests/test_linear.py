@@ -229,7 +229,15 @@ def subclass_calls(n: int) -> str:
     return HEADER + cls + calls + "for epoch in range(3):\n    for batch in loader0:\n        pass\n"
 
 
+def helper_called_n_times(n: int, dataset: str = "ds") -> str:
+    """n loaders built from one parameter of a helper that a function calls n times."""
+    loaders = "".join(f"    loader{i} = DataLoader(ds, num_workers=2)\n" for i in range(n))
+    calls = "".join(f"    build({dataset})\n" for _ in range(n))
+    return HEADER + "def build(ds):\n" + loaders + "\n\ndef main(ds):\n" + calls
+
+
 SHAPES: Dict[str, Callable[[int], str]] = {
+    "helper_called_n_times": helper_called_n_times,
     "subclass_calls": subclass_calls,
     "notebook_dataset_chain": notebook_dataset_chain,
     "notebook_many_calls": notebook_many_calls,
@@ -316,6 +324,14 @@ def test_factories_and_parameter_chains_cost_linear_work(name):
 )
 def test_the_shapes_still_give_their_findings(name, n, codes):
     assert [code for _, _, code, _ in analyse(SHAPES[name](n))] == codes
+
+
+def test_a_class_workers_cannot_import_is_reported_once_per_loader_of_a_helper():
+    """What n calls pass to the helper's parameter is found once for all its loaders (it was once per loader)."""
+    source = helper_called_n_times(3, "Shapes()").replace(
+        "def main(ds):\n", "if __name__ == '__main__':\n    class Shapes(Dataset):\n        pass\n\n"
+    )
+    assert [(line, code) for line, _, code, _ in analyse(source)] == [(4, "DL302"), (5, "DL302"), (6, "DL302")]
 
 
 def test_fix_command_work_grows_linearly():

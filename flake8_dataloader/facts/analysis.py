@@ -27,6 +27,7 @@ from .collector import Collector
 from .flow import ValueFlow
 from .foreign import Imports
 from .inspection import Inspections
+from .payload import PassedPayloads
 from .framework_uses import FrameworkUses
 from .iteration import IterationFacts
 from .loader_arguments import read_arguments
@@ -54,6 +55,7 @@ class FileFacts:
         self._loop_touches: Optional[LoopTouches] = None
         self._call_order: Optional[Dict[cst.CSTNode, int]] = None
         self._inspections: Optional[Inspections] = None
+        self._passed_payloads: Optional[PassedPayloads] = None
         self._changed_parameters: Optional[ChangedParameters] = None
         self._epoch_callback: Optional[Tuple[Optional[cst.CSTNode]]] = None
         self._framework_epoch_nodes: Optional[Set[cst.CSTNode]] = None
@@ -106,6 +108,13 @@ class FileFacts:
         if self._changed_parameters is None:
             self._changed_parameters = ChangedParameters(self)
         return self._changed_parameters
+
+    @property
+    def passed_payloads(self) -> PassedPayloads:
+        """What the file's calls pass to each parameter that workers cannot import (found when first asked)."""
+        if self._passed_payloads is None:
+            self._passed_payloads = PassedPayloads(self)
+        return self._passed_payloads
 
     @property
     def inspections(self) -> Inspections:

@@ -26,11 +26,15 @@ class Inspections:
 
     def __init__(self) -> None:
         self._escaping: Dict[int, Tuple[Set[str], Set[str]]] = {}
+        self._bound: Dict[int, Dict[int, Optional[str]]] = {}  # per scope: a bound value's id -> its one name
 
     def only_inspected(self, call: LoaderCall) -> bool:
         """The call is the only binding of a name of its scope, and that name is only inspected."""
         scope = call.ctx.scope
-        name = _bound_name(scope, call.node)
+        bound = self._bound.get(id(scope))
+        if bound is None:
+            bound = self._bound[id(scope)] = _bound_names(scope)
+        name = bound.get(id(call.node))
         if name is None or name in scope.global_names or name in scope.nonlocal_names:
             return False
         found = self._escaping.get(id(scope))
@@ -45,11 +49,15 @@ def importable(scope: Scope, name: str, inspected: Set[str]) -> bool:
     return scope.parent is None and name not in inspected
 
 
-def _bound_name(scope: Scope, node: cst.Call) -> Optional[str]:
+def _bound_names(scope: Scope) -> Dict[int, Optional[str]]:
+    """Each value bound in the scope -> the name it is bound to, when that is the name's only binding
+    (one pass over the scope's bindings, not one per loader call of it)."""
+    names: Dict[int, Optional[str]] = {}
     for name, bindings in scope.bindings.items():
-        if any(binding.value is node for binding in bindings):
-            return name if len(bindings) == 1 else None
-    return None
+        for binding in bindings:
+            if binding.value is not None and id(binding.value) not in names:
+                names[id(binding.value)] = name if len(bindings) == 1 else None
+    return names
 
 
 def _escaping_names(scope: Scope) -> Tuple[Set[str], Set[str]]:

@@ -11,7 +11,7 @@ does not run) cannot be found again in the worker.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
@@ -118,10 +118,32 @@ def _follow_name(facts, name: cst.Name, scope, seen, notebook):
         # `def train(dataset): DataLoader(dataset, ...)` then `train(Shapes())`: what the file's calls pass.
         # Only what workers cannot import is followed here (the rest stays one scope deep); not a method's
         # parameter, whose calls are every construction of the class, not the one given to the loader.
-        for value, value_scope in facts.graph.arguments_for(facts.file.functions[binding.node], name.value):
-            for payload in unpicklable(facts, value, value_scope, seen, False, notebook):
-                if payload.where:
-                    yield payload
+        yield from facts.passed_payloads.of(facts.file.functions[binding.node], name.value, notebook)
+
+
+class PassedPayloads:
+    """What the file's calls pass to a plain function's parameter that workers cannot import, found once
+    per parameter: every loader reading the parameter asks the same (n loaders of a function the file
+    calls n times followed n calls each)."""
+
+    def __init__(self, facts) -> None:
+        self._facts = facts
+        self._found: Dict[Tuple[object, str, bool], Tuple[Payload, ...]] = {}
+
+    def of(self, function, param: str, notebook: bool) -> Tuple[Payload, ...]:
+        key = (function, param, notebook)
+        found = self._found.get(key)
+        if found is None:
+            self._found[key] = ()  # a chain of calls that passes it back here adds nothing new
+            facts = self._facts
+            seen: Visited[object] = Visited()
+            found = self._found[key] = tuple(
+                payload
+                for value, scope in facts.graph.arguments_for(function, param)
+                for payload in unpicklable(facts, value, scope, seen, False, notebook)
+                if payload.where
+            )
+        return found
 
 
 def _plain_function(facts, node) -> bool:
