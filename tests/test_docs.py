@@ -102,3 +102,16 @@ def test_pages_cite_pytorch_or_our_results_never_files_beside_the_checkout(rule)
     assert "FACTS.md" not in page and "RULES.md" not in page and "../shared" not in page
     assert "https://" in sections(rule)["References"]
     assert page.count("Off by default") == (1 if rule.DEFAULT_OFF else 0)
+
+
+def test_a_gpu_run_kept_in_a_folder_of_its_own_is_on_the_pages_with_its_plot():
+    """The CUDA-only scenarios (DL602, DL603) show what the GPU run measured, not only the CPU's "needs CUDA"."""
+    page = (ROOT / "docs" / "rules" / "DL603.md").read_text()
+    measured = page.split("## Measured cost", 1)[1]
+    assert "(needs-cuda): needs CUDA" in measured  # the CPU run, first
+    assert "On NVIDIA H200 (cuda, " in measured and "(`docs/results/h200-2026-12-04/`):" in measured
+    assert ("- **cuda-default-device** (ok): bad: RuntimeError: Expected a 'cuda' device type for generator "
+            "but found 'cpu'; generator=torch.Generator(device='cuda'): ran") in measured
+    timing = (ROOT / "docs" / "rules" / "DL401.md").read_text()
+    assert "![epoch timing](../results/h200-2026-12-04/cuda.png)" in timing
+    assert (ROOT / "docs" / "results" / "h200-2026-12-04" / "cuda.png").is_file()

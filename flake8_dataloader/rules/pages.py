@@ -34,11 +34,15 @@ def code_blocks(body: str) -> List[str]:
 
 
 def load_results(results_dir: Path) -> List[dict]:
+    """The CPU runs kept at the top of the results folder, then each GPU run kept in a folder of its own
+    (`h200-2026-12-04/cuda.json`, with a README of the machine): a result's ``folder`` is where its plot is."""
+    paths = [results_dir / name for name in RESULT_FILES] + sorted(results_dir.glob("*/cuda.json"))
     loaded = []
-    for name in RESULT_FILES:
-        path = results_dir / name
+    for path in paths:
         if path.exists():
-            loaded.append(json.loads(path.read_text(encoding="utf-8")))
+            result = json.loads(path.read_text(encoding="utf-8"))
+            result["folder"] = path.parent.relative_to(results_dir).as_posix()
+            loaded.append(result)
     return loaded
 
 
@@ -54,14 +58,16 @@ def _measured(rule, results: List[dict]) -> str:
             f"On {machine.get('device_name', machine.get('device', '?'))} "
             f"({machine.get('device', '?')}, {machine.get('cpu_count', '?')} CPU cores, start method {start_method}, "
             f"torch {machine.get('torch', '?')}, Python {machine.get('python', '?')}, {result.get('date', '?')}), "
-            f"`{result.get('command', 'python -m runtime_checks')}`:"
+            f"`{result.get('command', 'python -m runtime_checks')}`"
+            + (f" (`docs/results/{result['folder']}/`):" if result.get("folder", ".") != "." else ":")
         )
         lines.append("")
         for row in rows:
             lines.append(f"- **{row['name']}** ({row['status']}): {row.get('summary', '')}")
         plot = result.get("plot")
         if plot and any(row["name"] == "epoch-timing" for row in rows):
-            lines += ["", f"![epoch timing](../results/{plot})"]
+            folder = result.get("folder", ".")
+            lines += ["", f"![epoch timing](../results/{plot if folder == '.' else folder + '/' + plot})"]
         lines.append("")
     if not lines:
         return "Not measured yet: run `python -m runtime_checks --rule {}`.\n".format(rule.CODE)
