@@ -211,3 +211,69 @@ def test_a_class_hands_on_only_to_one_base_of_another_module(bases, hands_on):
     source = f"class Local:\n    pass\n\n\nclass L({bases}):\n" + textwrap.indent(HANDED, "    ")
     tree = ast.parse(source)
     assert class_hands_on_workers(tree.body[1], {"Local", "L"}) is hands_on
+
+
+SAME_FILE = (
+    "from pkg import Changed, DataLoader, Threaded\n\n\n"
+    "class Mine(Threaded):\n"
+    "    pass\n\n\n"
+    "class Later(Changed):\n"
+    "    pass\n\n\n"
+    "class Own(DataLoader):\n"
+    "    def __init__(self, ds, **kwargs):\n"
+    "        super().__init__(ds, **kwargs)\n\n\n"
+    "class Adds(DataLoader):\n"
+    "    def __init__(self, ds, **kwargs):\n"
+    "        kwargs.update(num_workers=4)\n"
+    "        super().__init__(ds, **kwargs)\n\n\n"
+    "def quiet(ds):\n"
+    "    loader = {name}(ds, collate_fn=lambda b: b)\n"
+    "    for epoch in range(3):\n"
+    "        for batch in loader:\n"
+    "            pass\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("Mine", []),  # Threaded's reading: 0 workers, and its own `__iter__` (no DL410)
+        ("Later", ["DL302"]),  # Changed's reading: its `__init__` may add workers
+        ("Own", ["DL410"]),  # hands the omitted count on to the project's DataLoader: 0
+        ("Adds", ["DL302"]),  # its `__init__` may add workers
+    ],
+)
+def test_a_class_of_the_file_over_a_project_loader_subclass_reads_as_it(project, name, expected):
+    source = SAME_FILE.replace("{name}", name)
+    found = lint(project / "train.py", source)
+    columns = {"DL410": 13, "DL302": len(f"    loader = {name}(ds, collate_fn=")}
+    assert [(line, col, code) for line, col, code, _ in found] == [(24, columns[code], code) for code in expected]
+    for _, _, code, message in found:
+        if code == "DL410":
+            assert message.startswith(OMITTED)
+
+
+FORWARDING = "from torch.utils.data import DataLoader as TorchLoader\n\n\nclass DataLoader(TorchLoader):\n    pass\n"
+CUDA_SCRIPT = (
+    "import torch\nfrom pkg.chained import Threaded\n\ntorch.set_default_device('cuda')\n\n\n"
+    "class Mine(Threaded):\n    pass\n\n\n"
+    "def train(ds):\n"
+    "    loader = Threaded(ds, batch_size=4, shuffle=True)\n    for batch in loader:\n        pass\n"
+    "    loader = Mine(ds, batch_size=4, shuffle=True)\n    for batch in loader:\n        pass\n"
+)
+
+
+@pytest.mark.parametrize("gate_on", [True, False])
+def test_a_chain_of_forwarding_subclasses_reads_as_dataloader_itself(tmp_path, gate_on):
+    """Omitted arguments are DataLoader's own defaults through the whole chain: no generator, so DL603."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "loaders.py").write_text(FORWARDING)
+    chained = "from .loaders import DataLoader\n\n\nclass Threaded(DataLoader):\n    pass\n"
+    (tmp_path / "pkg" / "chained.py").write_text(chained)
+    settings = Settings(selected=frozenset({"DL603"}), gate=gate_on)
+    store.clear()
+    found = lint(tmp_path / "train.py", CUDA_SCRIPT, settings)
+    assert [(line, col, code) for line, col, code, _ in found] == [(12, 13, "DL603"), (15, 13, "DL603")]
+    store.clear()
+    index.clear()

@@ -13,7 +13,7 @@ from .foreign import Imports
 from .model import CallRecord, ClassInfo, FunctionInfo
 from .nodes import children
 from .resolve import Scope, Target, resolve
-from .subclass_init import class_omitted_workers
+from .subclass_init import class_hands_on_workers, class_omitted_workers
 from .walk import Visited, WorkBudget
 
 # A name re-bound more often than this is not followed (keeps generated code linear).
@@ -52,6 +52,7 @@ class ClassFacts:
         self._class_kind: Dict[ClassInfo, Optional[str]] = {}
         self._ancestors: Dict[ClassInfo, List[ClassInfo]] = {}
         self._targets: Dict[ClassInfo, Set[Target]] = {}
+        self._project_bases: Dict[ClassInfo, Optional[str]] = {}
 
     @property
     def calls(self) -> List[CallRecord]:
@@ -109,7 +110,19 @@ class ClassFacts:
         return any(isinstance(t, str) and t in names for t in self.class_targets(cls))
 
     def is_loader_class(self, cls: ClassInfo) -> bool:
-        return self.subclasses_any(cls, self.loader_names)
+        return self.subclasses_any(cls, self.loader_names) or self.project_loader_base(cls) is not None
+
+    def project_loader_base(self, cls: ClassInfo) -> Optional[str]:
+        """The imported base (of the class or a same-file ancestor) that another module of the project
+        defines as a loader subclass (`class Mine(ThreadDataLoader)`), when the class subclasses no loader
+        class itself."""
+        if cls not in self._project_bases:
+            found = None
+            if self.imports is not None and not self.subclasses_any(cls, self.loader_names):
+                found = next((t for t in sorted(self.class_targets(cls), key=str)
+                              if isinstance(t, str) and self.imports.loader_class(t) is not None), None)
+            self._project_bases[cls] = found
+        return self._project_bases[cls]
 
     def dataset_kind(self, cls: ClassInfo) -> Optional[str]:
         """'iterable', 'map' or None for a same-file class."""
@@ -228,6 +241,12 @@ def omitted_loader_workers(file: "ClassFacts", cls: ClassInfo) -> Optional[int]:
         return None
     node = class_ast(cls)
     return None if node is None else class_omitted_workers(node, {c.name for c in file.classes.values()})
+
+
+def hands_on_loader_workers(file: "ClassFacts", cls: ClassInfo) -> bool:
+    """The class's own `__init__` leaves an omitted `num_workers` to its one base (facts/subclass_init.py)."""
+    node = class_ast(cls) if "__init__" in cls.methods else None
+    return node is not None and class_hands_on_workers(node, {c.name for c in file.classes.values()})
 
 
 def class_ast(cls: ClassInfo) -> Optional[ast.ClassDef]:

@@ -9,7 +9,7 @@ import libcst as cst
 
 from .foreign import DatasetSummary, LoaderSummary
 from .inherited import inherited_dataset
-from .classes import ClassFacts, ClassInfo, omitted_loader_workers
+from .classes import ClassFacts, ClassInfo, hands_on_loader_workers, omitted_loader_workers
 from .calls import CallGraph
 from .flow import ANY, OBJECT_FLOW, ElementKey, Key, Path, ValueFlow, constant_key
 from .binding import (KWARGS, SPLAT, Bound, Conditions, Signature, bind, conditions_of, own_kwargs, reads_parameter,
@@ -77,9 +77,13 @@ class LoaderFacts:
     def _iterates_own_way(self, func: cst.BaseExpression, scope: Scope) -> bool:
         """Some class the loader callee may be defines `__iter__`: a same-file subclass (or a same-file base of
         it), or a loader subclass of another module of the project."""
+        imports = self.file.imports
         for target in resolve(func, scope):
             cls = self.file.class_of_def(target)
             if cls is not None and self.file.method(cls, "__iter__") is not None:
+                return True
+            base = self.file.project_loader_base(cls) if cls is not None else None
+            if base is not None and imports is not None and imports.loader_iterates(base):
                 return True
             if cls is None and isinstance(target, str) and target not in self.file.loader_names:
                 qualname = self.imported(func, scope) if self.file.imports is not None else None
@@ -88,11 +92,20 @@ class LoaderFacts:
         return False
 
     def _subclass_init(self, cls: ClassInfo) -> Optional[SubclassInit]:
-        """What a same-file loader subclass's `__init__` (its own or a same-file base's) leaves known."""
+        """What a same-file loader subclass's `__init__` (its own or a same-file base's) leaves known; over a
+        loader subclass of another module, what that one's leaves known when the class adds nothing."""
+        base = self.file.project_loader_base(cls)
+        imports = self.file.imports
+        inherited = None
+        if base is not None and imports is not None and not imports.loader_class(base):
+            inherited = imports.loader_init(base) or SubclassInit(base.rpartition(".")[2], None)
         if self.file.method(cls, "__init__") is None:
-            return None
+            return inherited
         if cls not in self._inits:
-            self._inits[cls] = SubclassInit(cls.name, omitted_loader_workers(self.file, cls))
+            reading = SubclassInit(cls.name, omitted_loader_workers(self.file, cls))
+            if reading.omitted_workers is None and base is not None and hands_on_loader_workers(self.file, cls):
+                reading = inherited or SubclassInit("DataLoader", 0)  # a forwarding base: DataLoader's default
+            self._inits[cls] = reading
         return self._inits[cls]
 
     def _imported_loader_class(self, func: cst.BaseExpression, scope: Scope) -> Tuple[bool, Optional[SubclassInit]]:
