@@ -76,7 +76,7 @@ CONDITIONS = {
     "DL502": (("iter_returns_self", "loader"), ("loader", "imported_stream"), ("imported_builder",)),
     "DL601": (("handle",),),
     "DL602": (("workers", "cuda"), ("workers", "imported_cuda"), ("imported_builder",)),
-    "DL603": (("cuda_default", "shuffles"),),
+    "DL603": (("cuda_default", "shuffles"), ("cuda_default", "imported_builder")),
     "DL620": (("workers",), ("imported_builder",)),
 }
 # Codes the fix command rewrites.

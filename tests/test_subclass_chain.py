@@ -277,3 +277,52 @@ def test_a_chain_of_forwarding_subclasses_reads_as_dataloader_itself(tmp_path, g
     assert [(line, col, code) for line, col, code, _ in found] == [(12, 13, "DL603"), (15, 13, "DL603")]
     store.clear()
     index.clear()
+
+
+SETS_AFTER_INIT = (
+    "from pkg import Threaded as ThreadDataLoader\n\n\n"
+    "class Sized(ThreadDataLoader):\n"
+    "    def __init__(self, ds, **kwargs):\n"
+    "        super().__init__(ds, **kwargs)\n"
+    "        self.batch_size = 4\n"
+)
+
+
+def test_an_attribute_set_after_init_in_a_class_over_a_project_subclass_is_dl105(project, monkeypatch):
+    """DL105 reads such a class as a loader subclass; real torch raises as the message says. (MONAI's
+    spelling: a file whose text names no loader token at all is left to the text prefilter.)"""
+    found = lint(project / "sized.py", SETS_AFTER_INIT, Settings(selected=frozenset({"DL105"})))
+    assert [(line, col, code) for line, col, code, _ in found] == [(7, 8, "DL105")]
+    pytest.importorskip("torch", reason="real torch: pip install torch")
+    monkeypatch.syspath_prepend(str(project))
+    namespace: dict = {"__name__": "sized"}
+    exec(compile(SETS_AFTER_INIT, "sized.py", "exec"), namespace)
+    raised = r"^batch_size attribute should not be set after Sized is initialized$"  # torch names the class
+    with pytest.raises(ValueError, match=raised):
+        namespace["Sized"](list(range(4)))
+
+
+CUDA_DIRECT = (
+    "import torch\nfrom torch.utils.data import DataLoader\nfrom pkg.chained import Threaded\n\n"
+    "torch.set_default_device('cuda')\n\n\n"
+    "def train(ds):\n"
+    "    loader = Threaded(ds, batch_size=4, shuffle=True)\n    for batch in loader:\n        pass\n"
+    "    return DataLoader\n"
+)
+
+
+def test_dl603_alone_selected_passes_the_gate_for_a_project_subclass_called_by_its_own_name(tmp_path):
+    """The gate's DL603 condition reads loader calls by loader names; a project subclass called under
+    its own name is an imported builder for it (found with DL603 alone selected: before, only the other
+    rules' imported-builder alternatives let such a file through)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "loaders.py").write_text(FORWARDING)
+    chained = "from .loaders import DataLoader\n\n\nclass Threaded(DataLoader):\n    pass\n"
+    (tmp_path / "pkg" / "chained.py").write_text(chained)
+    for gate_on in (True, False):
+        store.clear()
+        found = lint(tmp_path / "train.py", CUDA_DIRECT, Settings(selected=frozenset({"DL603"}), gate=gate_on))
+        assert [(line, col, code) for line, col, code, _ in found] == [(9, 13, "DL603")], gate_on
+    store.clear()
+    index.clear()

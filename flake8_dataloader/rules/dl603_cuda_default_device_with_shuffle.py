@@ -119,7 +119,7 @@ class CudaDefaultDeviceWithShuffle(Rule):
     ACROSS_FILES = PER_FILE
     NAME = "cuda-default-device-with-shuffle"
     MESSAGE = "{problem}"
-    CONDITION = (("cuda_default", "shuffles"),)
+    CONDITION = (("cuda_default", "shuffles"), ("cuda_default", "imported_builder"))
     TRIGGERS = NEEDS_LOADER
 
     @classmethod

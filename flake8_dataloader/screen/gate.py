@@ -174,11 +174,11 @@ def _is_main_guard(test: ast.AST) -> bool:
 def _attribute_set(record: Record) -> bool:
     """DL105: a loader attribute assigned on an object that may hold a loader (a loader call of this
     file or an imported factory must make one: the flow starts there), or on `self` in a subclass of a
-    loader class."""
+    loader class, or of a class imported from the project that may be a loader subclass."""
     if not SET_AFTER_CONSTRUCTION.isdisjoint(record.stored) and (record.candidates or record.project("builder")):
         return True
-    return not SET_AFTER_CONSTRUCTION.isdisjoint(record.stored_on_self) and any(
-        bases & record.loader_names for bases in record.classes.values()
+    return not SET_AFTER_CONSTRUCTION.isdisjoint(record.stored_on_self) and (
+        any(bases & record.loader_names for bases in record.classes.values()) or record.project("builder")
     )
 
 
