@@ -18,7 +18,7 @@ from .model import Argument, Context, FunctionInfo, LoaderCall, LoaderSite
 from .states import OMITTED, ArgState, Known, Unknown
 from .resolve import Scope, Target, resolve
 from .loader_arguments import read_arguments
-from .subclass_init import SubclassInit
+from .subclass_init import SubclassInit, over_base
 
 # A factory returning another factory's result is found in the second round.
 FACTORY_ROUNDS = 2
@@ -80,33 +80,38 @@ class LoaderFacts:
         imports = self.file.imports
         for target in resolve(func, scope):
             cls = self.file.class_of_def(target)
-            if cls is not None and self.file.method(cls, "__iter__") is not None:
-                return True
-            base = self.file.project_loader_base(cls) if cls is not None else None
-            if base is not None and imports is not None and imports.loader_iterates(base):
-                return True
-            if cls is None and isinstance(target, str) and target not in self.file.loader_names:
-                qualname = self.imported(func, scope) if self.file.imports is not None else None
-                if qualname and self.file.imports is not None and self.file.imports.loader_iterates(qualname):
+            if cls is not None:
+                if self.file.method(cls, "__iter__") is not None:
                     return True
+                qualname = self.file.project_loader_base(cls)  # the imported loader subclass it is built on
+            elif isinstance(target, str) and target not in self.file.loader_names:
+                qualname = self.imported(func, scope)
+            else:
+                continue
+            if qualname and imports is not None and imports.loader_iterates(qualname):
+                return True
         return False
 
     def _subclass_init(self, cls: ClassInfo) -> Optional[SubclassInit]:
         """What a same-file loader subclass's `__init__` (its own or a same-file base's) leaves known; over a
         loader subclass of another module, what that one's leaves known when the class adds nothing."""
         base = self.file.project_loader_base(cls)
-        imports = self.file.imports
-        inherited = None
-        if base is not None and imports is not None and not imports.loader_class(base):
-            inherited = imports.loader_init(base) or SubclassInit(base.rpartition(".")[2], None)
+        inherited = self._imported_init(base) if base is not None else None
         if self.file.method(cls, "__init__") is None:
             return inherited
         if cls not in self._inits:
-            reading = SubclassInit(cls.name, omitted_loader_workers(self.file, cls))
-            if reading.omitted_workers is None and base is not None and hands_on_loader_workers(self.file, cls):
-                reading = inherited or SubclassInit("DataLoader", 0)  # a forwarding base: DataLoader's default
-            self._inits[cls] = reading
+            workers = omitted_loader_workers(self.file, cls)
+            hands_on = workers is None and base is not None and hands_on_loader_workers(self.file, cls)
+            self._inits[cls] = over_base(cls.name, workers, hands_on, inherited)
         return self._inits[cls]
+
+    def _imported_init(self, qualname: str) -> Optional[SubclassInit]:
+        """What an imported loader subclass's `__init__` leaves known (None: it forwards, so its calls read
+        as DataLoader's)."""
+        imports = self.file.imports
+        if imports is None or imports.loader_class(qualname) is not False:
+            return None
+        return imports.loader_init(qualname) or SubclassInit(qualname.rpartition(".")[2], None)
 
     def _imported_loader_class(self, func: cst.BaseExpression, scope: Scope) -> Tuple[bool, Optional[SubclassInit]]:
         """Whether the callee is a loader subclass of another project module, and what its `__init__`
@@ -116,10 +121,8 @@ class LoaderFacts:
         forwards = imports.loader_class(qualname) if imports is not None and qualname else None
         if forwards is None:
             return False, None
-        assert imports is not None and qualname
-        if forwards:
-            return True, None
-        return True, imports.loader_init(qualname) or SubclassInit(qualname.rpartition(".")[2], None)
+        assert qualname
+        return True, self._imported_init(qualname)
 
     def _find_loader_calls(self) -> None:
         for record in self.file.calls:

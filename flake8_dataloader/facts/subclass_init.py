@@ -27,25 +27,40 @@ class SubclassInit(NamedTuple):
     omitted_workers: Optional[int]
 
 
+# What a forwarding chain down to DataLoader gives a call that omits `num_workers`: DataLoader's default.
+DATALOADER_DEFAULT = SubclassInit("DataLoader", 0)
+
+
 def class_omitted_workers(cls: ast.ClassDef, module_classes: AbstractSet[str]) -> Optional[int]:
-    """``omitted_workers`` of the class's own `__init__`, when the class has one base and it is not a class
-    of its module (``module_classes``: the names of every class the module defines, at any depth) whose
-    `__init__` could change what is handed on."""
-    base = cls.bases[0] if len(cls.bases) == 1 and not cls.keywords else None
-    if not isinstance(base, (ast.Name, ast.Attribute)) or _tail(base) in module_classes:
-        return None
-    init = next((item for item in cls.body if isinstance(item, FUNCTIONS) and item.name == "__init__"), None)
+    """``omitted_workers`` of the class's own `__init__` (see ``_own_init``)."""
+    init = _own_init(cls, module_classes)
     return None if init is None else omitted_workers(init)
 
 
 def class_hands_on_workers(cls: ast.ClassDef, module_classes: AbstractSet[str]) -> bool:
-    """``hands_on_workers`` of the class's own `__init__`, on the same terms as ``class_omitted_workers``:
-    a call omitting `num_workers` then gets what its one base gives a call omitting it."""
+    """``hands_on_workers`` of the class's own `__init__` (see ``_own_init``): a call omitting `num_workers`
+    then gets what its one base gives a call omitting it."""
+    init = _own_init(cls, module_classes)
+    return init is not None and hands_on_workers(init)
+
+
+def _own_init(cls: ast.ClassDef, module_classes: AbstractSet[str]) -> Optional[ast.stmt]:
+    """The class's own `__init__`, when the class has one base and it is not a class of its module
+    (``module_classes``: the names of every class the module defines, at any depth) whose `__init__` could
+    change what is handed on."""
     base = cls.bases[0] if len(cls.bases) == 1 and not cls.keywords else None
     if not isinstance(base, (ast.Name, ast.Attribute)) or _tail(base) in module_classes:
-        return False
-    init = next((item for item in cls.body if isinstance(item, FUNCTIONS) and item.name == "__init__"), None)
-    return init is not None and hands_on_workers(init)
+        return None
+    return next((item for item in cls.body if isinstance(item, FUNCTIONS) and item.name == "__init__"), None)
+
+
+def over_base(owner: str, workers: Optional[int], hands_on: bool, base: Optional[SubclassInit]) -> SubclassInit:
+    """What a subclass with its own `__init__` over a loader subclass leaves known: the count it decides
+    (``workers``), else, when it hands an omitted one on, its base's reading (``base`` None: the base reads
+    as DataLoader itself). One rule for a chain in the summaries and for a class of the linted file."""
+    if workers is None and hands_on:
+        return base or DATALOADER_DEFAULT
+    return SubclassInit(owner, workers)
 
 
 def hands_on_workers(init: ast.AST) -> bool:

@@ -11,7 +11,7 @@ import libcst as cst
 from ..facts.analysis import FileFacts
 from ..facts.foreign import CallableSummary, DatasetSummary, FactorySummary, Origin, SubclassLink
 from ..facts.resolve import join_dotted
-from ..facts.subclass_init import SubclassInit
+from ..facts.subclass_init import SubclassInit, over_base
 from ..settings import Settings, loader_tails
 from . import index, store
 from .locate import Location, imports_own_project, installed, locate
@@ -204,9 +204,7 @@ class ImportView:
         found = found._replace(loader_iterates=link.iterates or base.loader_iterates)
         if link.forwards:
             return found._replace(loader_class=base.loader_class, loader_init=base.loader_init)
-        init = SubclassInit(name, link.workers)
-        if link.workers is None and link.hands_on:  # the base decides, as DataLoader does when it forwards
-            init = base.loader_init or SubclassInit("DataLoader", 0)
+        init = over_base(name, link.workers, link.hands_on, base.loader_init)
         return found._replace(loader_class=False, loader_init=init)
 
 
