@@ -7,8 +7,9 @@ summaries, and the analysis of files that end with a finding and of those that e
 Each tree runs in a fresh process from its root, files in flake8's order, the findings cache off
 (as a CI job without a cache runs): the plugin's checker on each file as flake8 calls it, with CPU
 timers around the stages. Inclusive times: "gate" and "index" are parts of "screen", "summaries" a
-part of the analysis of the files that asked for them. "LibCST import" is the one-time cost of a
-process that analyses anything, not in "plugin". Not run in CI.
+part of the analysis of the files that asked for them, and "parse" (LibCST's parse of the file and of
+the modules summarised for it) a part of the analysis, split the same way. "LibCST import" is the
+one-time cost of a process that analyses anything, not in "plugin". Not run in CI.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ from pathlib import Path
 from typing import Callable, Dict
 
 HERE = Path(__file__).resolve().parent
-STAGES = ("screen", "gate", "index", "summaries", "analysis, finding", "analysis, none", "LibCST import")
+STAGES = (
+    "screen", "gate", "index", "summaries", "analysis, finding", "analysis, none",
+    "parse, finding", "parse, none", "LibCST import",
+)
 
 
 def _timed(owner, name: str, label: str, totals: Dict[str, float]) -> None:
@@ -53,6 +57,7 @@ def measure(root: Path) -> Dict[str, float]:
     from real_trees import flake8_inputs
 
     from flake8_dataloader import plugin
+    from flake8_dataloader.facts import analysis
     from flake8_dataloader.plugin import DataLoaderChecker
     from flake8_dataloader.project import index, service, store
     from flake8_dataloader.screen import gate
@@ -64,14 +69,16 @@ def measure(root: Path) -> Dict[str, float]:
     _timed(index, "custom_loaders", "index", totals)
     _timed(service.ProjectIndex, "may_use_imported_loader", "index", totals)
     _timed(store, "_summarised", "summaries", totals)
+    _timed(analysis, "parse", "parse", totals)
     analysed = DataLoaderChecker._analysed
     counts = {"files": 0, "analysed": 0, "with a finding": 0}
 
     def timed_analysis(self, source):
-        started = time.process_time()
+        started, parsed = time.process_time(), totals.get("parse", 0.0)
         result = analysed(self, source)
-        label = "analysis, finding" if result[0] else "analysis, none"
-        totals[label] = totals.get(label, 0.0) + time.process_time() - started
+        outcome = "finding" if result[0] else "none"
+        totals[f"analysis, {outcome}"] = totals.get(f"analysis, {outcome}", 0.0) + time.process_time() - started
+        totals[f"parse, {outcome}"] = totals.get(f"parse, {outcome}", 0.0) + totals.get("parse", 0.0) - parsed
         counts["analysed"] += 1
         counts["with a finding"] += bool(result[0])
         return result
