@@ -53,6 +53,7 @@ class ClassFacts:
         self._ancestors: Dict[ClassInfo, List[ClassInfo]] = {}
         self._targets: Dict[ClassInfo, Set[Target]] = {}
         self._project_bases: Dict[ClassInfo, Optional[str]] = {}
+        self._class_trees: Dict[ClassInfo, Optional[ast.ClassDef]] = {}
 
     @property
     def calls(self) -> List[CallRecord]:
@@ -123,6 +124,12 @@ class ClassFacts:
                               if isinstance(t, str) and self.imports.loader_class(t) is not None), None)
             self._project_bases[cls] = found
         return self._project_bases[cls]
+
+    def class_tree(self, cls: ClassInfo) -> Optional[ast.ClassDef]:
+        """``class_ast`` of the class, generated and parsed once however many readings ask for it."""
+        if cls not in self._class_trees:
+            self._class_trees[cls] = class_ast(cls)
+        return self._class_trees[cls]
 
     def dataset_kind(self, cls: ClassInfo) -> Optional[str]:
         """'iterable', 'map' or None for a same-file class."""
@@ -239,13 +246,13 @@ def omitted_loader_workers(file: "ClassFacts", cls: ClassInfo) -> Optional[int]:
     and the project index's (facts/subclass_init.py, on the stdlib ast of the class's text)."""
     if "__init__" not in cls.methods:
         return None
-    node = class_ast(cls)
+    node = file.class_tree(cls)
     return None if node is None else class_omitted_workers(node, {c.name for c in file.classes.values()})
 
 
 def hands_on_loader_workers(file: "ClassFacts", cls: ClassInfo) -> bool:
     """The class's own `__init__` leaves an omitted `num_workers` to its one base (facts/subclass_init.py)."""
-    node = class_ast(cls) if "__init__" in cls.methods else None
+    node = file.class_tree(cls) if "__init__" in cls.methods else None
     return node is not None and class_hands_on_workers(node, {c.name for c in file.classes.values()})
 
 

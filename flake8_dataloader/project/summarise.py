@@ -18,7 +18,7 @@ from ..facts.foreign import (
     SubclassLink,
 )
 from ..facts.iteration import Use
-from ..facts.classes import class_ast, forwards_loader_arguments, omitted_loader_workers
+from ..facts.classes import forwards_loader_arguments, omitted_loader_workers
 from ..facts.subclass_init import class_hands_on_workers, class_omitted_workers
 from ..facts.model import ClassInfo, FunctionInfo, LoaderCall
 from ..syntax.positions import node_starts
@@ -166,7 +166,7 @@ def _subclass_links(facts: FileFacts, classes: List[ClassInfo], tree: ast.AST) -
             continue
         forwards = forwards_loader_arguments(facts.file, klass)
         workers, hands_on = None, False
-        node = nodes.get(klass.name) or (None if forwards else class_ast(klass))  # the ast may not have it
+        node = nodes.get(klass.name) or (None if forwards else facts.file.class_tree(klass))  # the ast may not have it
         if not forwards and isinstance(node, ast.ClassDef):
             every_class = every_class or {k.name for k in facts.file.classes.values()}
             workers = class_omitted_workers(node, every_class)
